@@ -1,0 +1,36 @@
+# mcphost — see README.md. `make run` serves the example plugins, `make test` runs every test.
+GO       ?= go
+BIN      := bin/mcphost
+CONFIG   ?= mcphost.toml
+# Every Go plugin: a directory under plugins/ or testdata/plugins/ with a main.go.
+GO_PLUGINS := $(patsubst %/main.go,%,$(wildcard plugins/*/main.go testdata/plugins/*/main.go))
+
+.PHONY: all build plugins run test vet clean
+
+all: build plugins
+
+build:
+	$(GO) build -o $(BIN) ./cmd/mcphost
+
+# Builds each Go plugin to <dir>/<name>.wasm (Go's build cache keeps this quick).
+plugins:
+	@for d in $(GO_PLUGINS); do \
+		out=$$d/$$(basename $$d).wasm; \
+		echo "plugin  $$out"; \
+		GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 $(GO) build -buildmode=c-shared -o $$out ./$$d || exit 1; \
+	done
+
+run: build plugins
+	@echo "mcphost: serving $(CONFIG) over stdio (send MCP JSON-RPC on stdin; logs below on stderr)" >&2
+	./$(BIN) serve --config $(CONFIG)
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
+	$(GO) vet ./...
+	GOOS=wasip1 GOARCH=wasm $(GO) vet ./sdk/... ./plugins/... ./testdata/plugins/...
+
+test: plugins vet
+	$(GO) test -race -count=1 ./...
+
+clean:
+	rm -rf bin $(foreach d,$(GO_PLUGINS),$(d)/$(notdir $(d)).wasm)

@@ -1,0 +1,26 @@
+// Command mcphost is an MCP server that hosts sandboxed WebAssembly plugins.
+//
+// Usage:
+//
+//	mcphost serve    [--config FILE]   serve MCP over stdio
+//	mcphost validate [--config FILE]   load the config and every plugin, then exit
+//	mcphost version
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "mcphost: %v\n", err)
+		os.Exit(exitCode(err))
+	}
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/mcphost/mcphost/host"
+)
+
+// version is set at build time with -ldflags "-X main.version=…"; otherwise
+// it comes from the module's build information.
+var version = ""
+
+// shutdownTimeout bounds how long calls in flight may run after a shutdown
+// was asked for.
+const shutdownTimeout = 10 * time.Second
+
+// usageError is a mistake in the command line; it exits with code 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func exitCode(err error) int {
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
+const usage = `mcphost hosts sandboxed WebAssembly plugins behind one MCP server.
+
+Usage:
+  mcphost serve    [--config FILE] [--log-level LEVEL]   serve MCP over stdio
+  mcphost validate [--config FILE]                       check the config and load every plugin
+  mcphost version                                        print the version
+
+FILE defaults to ./mcphost.toml. Logs go to stderr; stdout carries only MCP messages.
+`
+
+// run is the whole CLI; main only supplies the process's context, arguments
+// and streams, which keeps every command testable in-process.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return &usageError{"no command given"}
+	}
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "serve":
+		return runServe(ctx, rest, stdin, stdout, stderr)
+	case "validate":
+		return runValidate(ctx, rest, stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintf(stdout, "mcphost %s\n", buildVersion())
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprint(stderr, usage)
+		return &usageError{fmt.Sprintf("unknown command %q", cmd)}
+	}
+}
+
+type commonFlags struct {
+	config   string
+	logLevel string
+}
+
+func parseFlags(name string, args []string, stderr io.Writer) (commonFlags, error) {
+	var f commonFlags
+	fs := flag.NewFlagSet("mcphost "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.config, "config", "mcphost.toml", "config file")
+	fs.StringVar(&f.logLevel, "log-level", "", "log level (trace, debug, info, warn, error); overrides [server] log_level")
+	if err := fs.Parse(args); err != nil {
+		return f, &usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return f, &usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	return f, nil
+}
+
+func newLogger(level string, stderr io.Writer) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{
+		Name:   "mcphost",
+		Level:  hclog.LevelFromString(level),
+		Output: stderr,
+	})
+}
+
+func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	f, err := parseFlags("serve", args, stderr)
+	if err != nil {
+		return err
+	}
+	cfg, err := host.LoadConfig(f.config)
+	if err != nil {
+		return err
+	}
+	level := cfg.Server.LogLevel
+	if f.logLevel != "" {
+		level = f.logLevel
+	}
+	logger := newLogger(level, stderr)
+	// Extism would send plugins' WASI output to the process stdout — the
+	// protocol stream — when this is set.
+	if _, ok := os.LookupEnv("EXTISM_ENABLE_WASI_OUTPUT"); ok {
+		logger.Warn("ignoring EXTISM_ENABLE_WASI_OUTPUT: plugin output must not reach stdout, it goes to this log")
+		os.Unsetenv("EXTISM_ENABLE_WASI_OUTPUT")
+	}
+
+	h, err := host.New(ctx, cfg, host.Options{Logger: logger, Version: buildVersion(), SkipBrokenPlugins: true})
+	if err != nil {
+		return err
+	}
+	logger.Info("serving MCP over stdio", "config", cfg.Path, "plugins", len(h.Plugins()))
+	serveErr := h.ServeStdio(ctx, stdin, stdout)
+
+	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	if err := h.Close(closeCtx); err != nil {
+		logger.Warn("closing plugins", "error", err)
+	}
+	logger.Info("stopped")
+	return serveErr
+}
+
+func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f, err := parseFlags("validate", args, stderr)
+	if err != nil {
+		return err
+	}
+	cfg, err := host.LoadConfig(f.config)
+	if err != nil {
+		return err
+	}
+	level := "warn"
+	if f.logLevel != "" {
+		level = f.logLevel
+	}
+	h, err := host.New(ctx, cfg, host.Options{Logger: newLogger(level, stderr), Version: buildVersion()})
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.config, err)
+	}
+	defer h.Close(context.WithoutCancel(ctx))
+	plugins := h.Plugins()
+	fmt.Fprintf(stdout, "%s: ok, %d plugin(s)\n", cfg.Path, len(plugins))
+	for _, p := range plugins {
+		fmt.Fprintf(stdout, "  %s (abi v%d, %s): %d tool(s): %s\n", p.Name, p.ABIVersion, p.Path, len(p.Tools), strings.Join(p.Tools, ", "))
+	}
+	return nil
+}
+
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}

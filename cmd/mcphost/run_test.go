@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/internal/testutil"
+)
+
+// TestMain lets the test binary stand in for the mcphost binary: with
+// MCPHOST_TEST_MAIN=1 it runs main, so subprocess tests exercise the real
+// CLI, stdio and all.
+func TestMain(m *testing.M) {
+	if os.Getenv("MCPHOST_TEST_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func runCLI(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err = run(t.Context(), args, strings.NewReader(""), &out, &errb)
+	return out.String(), errb.String(), err
+}
+
+func helloConfig(t *testing.T) string {
+	return testutil.WriteConfig(t, fmt.Sprintf(`
+[server]
+log_level = "debug"
+
+[[plugin]]
+name = "hello"
+path = %q
+`, testutil.GoPlugin(t, "plugins/hello")))
+}
+
+func TestVersion(t *testing.T) {
+	out, _, err := runCLI(t, "version")
+	if err != nil || !strings.HasPrefix(out, "mcphost ") {
+		t.Errorf("version = %q, %v", out, err)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{nil, {"frobnicate"}, {"serve", "--nope"}, {"validate", "extra"}} {
+		_, _, err := runCLI(t, args...)
+		if err == nil || exitCode(err) != 2 {
+			t.Errorf("run(%q) = %v, want a usage error (exit 2)", args, err)
+		}
+	}
+}
+
+func TestValidateGoodConfig(t *testing.T) {
+	out, _, err := runCLI(t, "validate", "--config", helloConfig(t))
+	if err != nil {
+		t.Fatalf("validate: %v", err)
+	}
+	if !strings.Contains(out, "ok, 1 plugin(s)") || !strings.Contains(out, "echo") {
+		t.Errorf("validate output = %q", out)
+	}
+}
+
+func TestValidateBadConfigs(t *testing.T) {
+	dir := t.TempDir()
+	notWasm := filepath.Join(dir, "notwasm.wasm")
+	os.WriteFile(notWasm, []byte("this is text, not wasm"), 0o644)
+	hello := testutil.GoPlugin(t, "plugins/hello")
+	for _, tc := range []struct {
+		name, config string
+		want         []string
+	}{
+		{"unknown key", fmt.Sprintf("[[plugin]]\nname = \"hello\"\npath = %q\nmemory = 5\n", hello),
+			[]string{`unknown key "memory"`, ":4"}},
+		{"missing plugin file", "[[plugin]]\nname = \"ghost\"\npath = \"ghost.wasm\"\n",
+			[]string{`plugin "ghost"`, "ghost.wasm", "no such file"}},
+		{"not wasm", fmt.Sprintf("[[plugin]]\nname = \"text\"\npath = %q\n", notWasm),
+			[]string{`plugin "text"`, "not a WebAssembly module"}},
+		{"bad duration", fmt.Sprintf("[[plugin]]\nname = \"hello\"\npath = %q\ntimeout = \"soon\"\n", hello),
+			[]string{`plugin "hello"`, "timeout", `"soon" is not a duration`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := runCLI(t, "validate", "--config", testutil.WriteConfig(t, tc.config))
+			if err == nil {
+				t.Fatal("validate succeeded")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+	_, _, err := runCLI(t, "validate", "--config", filepath.Join(dir, "absent.toml"))
+	if err == nil || !strings.Contains(err.Error(), "absent.toml") {
+		t.Errorf("validate of a missing config = %v", err)
+	}
+}
+
+// TestServeOverStdio starts the real CLI as a subprocess and talks to it
+// with the go-sdk client over its stdin/stdout.
+func TestServeOverStdio(t *testing.T) {
+	cfg := helloConfig(t)
+	cmd := exec.Command(os.Args[0], "serve", "--config", cfg)
+	cmd.Env = append(os.Environ(), "MCPHOST_TEST_MAIN=1", "EXTISM_ENABLE_WASI_OUTPUT=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "stdio-test", Version: "1"}, nil)
+	cs, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr.String())
+	}
+	defer func() {
+		if t.Failed() {
+			t.Logf("mcphost stderr:\n%s", stderr.String())
+		}
+	}()
+	if got := cs.InitializeResult().ServerInfo.Name; got != "mcphost" {
+		t.Errorf("server name = %q", got)
+	}
+	tools, err := cs.ListTools(t.Context(), nil)
+	if err != nil || len(tools.Tools) == 0 {
+		t.Fatalf("ListTools = %v, %v", tools, err)
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "over stdio"}})
+	if err != nil {
+		t.Fatalf("CallTool: %v", err)
+	}
+	if tc, ok := res.Content[0].(*mcp.TextContent); !ok || tc.Text != "over stdio" {
+		t.Errorf("echo = %+v", res.Content)
+	}
+	if err := cs.Close(); err != nil {
+		t.Logf("close: %v", err)
+	}
+	if !strings.Contains(stderr.String(), "plugin loaded") || !strings.Contains(stderr.String(), "echo") {
+		t.Errorf("stderr does not log the loaded plugin and its tools:\n%s", stderr.String())
+	}
+}
+

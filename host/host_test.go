@@ -1,0 +1,340 @@
+package host_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/testutil"
+)
+
+// syncBuffer is a log sink safe for concurrent writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// started is a host with a go-sdk client connected to it in memory.
+type started struct {
+	host    *host.Host
+	session *mcp.ClientSession
+	log     *syncBuffer
+}
+
+// start loads cfgText (with {hello} and {faulty} replaced by the paths of
+// freshly built plugins), and connects a go-sdk client to the host.
+func start(t *testing.T, cfgText string) *started {
+	t.Helper()
+	ctx := t.Context()
+	cfgText = strings.NewReplacer(
+		"{hello}", testutil.GoPlugin(t, "plugins/hello"),
+		"{faulty}", testutil.GoPlugin(t, "testdata/plugins/faulty"),
+	).Replace(cfgText)
+	cfg, err := host.LoadConfig(testutil.WriteConfig(t, cfgText))
+	if err != nil {
+		t.Fatalf("LoadConfig: %v", err)
+	}
+	logs := &syncBuffer{}
+	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: logs})
+	h, err := host.New(ctx, cfg, host.Options{Logger: logger})
+	if err != nil {
+		t.Fatalf("host.New: %v", err)
+	}
+	serverT, clientT := mcp.NewInMemoryTransports()
+	ss, err := h.Server().Connect(ctx, serverT, nil)
+	if err != nil {
+		t.Fatalf("server connect: %v", err)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, clientT, nil)
+	if err != nil {
+		t.Fatalf("client connect: %v", err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		ss.Wait()
+		if err := h.Close(context.Background()); err != nil {
+			t.Errorf("host.Close: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("host log:\n%s", logs.String())
+		}
+	})
+	return &started{host: h, session: cs, log: logs}
+}
+
+const helloConfig = `
+[[plugin]]
+name = "hello"
+path = "{hello}"
+timeout = "5s"
+config = { greeting = "Howdy" }
+`
+
+func callText(t *testing.T, cs *mcp.ClientSession, name string, args any) (*mcp.CallToolResult, string) {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("CallTool %s: %v", name, err)
+	}
+	var texts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			texts = append(texts, tc.Text)
+		}
+	}
+	return res, strings.Join(texts, "\n")
+}
+
+func rpcCode(t *testing.T, err error) int64 {
+	t.Helper()
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) {
+		t.Fatalf("error %v (%T) is not a JSON-RPC error", err, err)
+	}
+	return rpcErr.Code
+}
+
+func TestListAndCallEcho(t *testing.T) {
+	s := start(t, helloConfig)
+	tools, err := s.session.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+	}
+	for _, want := range []string{"echo", "add", "fail", "greet"} {
+		if !strings.Contains(" "+strings.Join(names, " ")+" ", " "+want+" ") {
+			t.Errorf("tools/list = %v, missing %q", names, want)
+		}
+	}
+	res, text := callText(t, s.session, "echo", map[string]any{"text": "hello, wasm"})
+	if res.IsError || text != "hello, wasm" {
+		t.Errorf("echo = %q (isError %v), want %q", text, res.IsError, "hello, wasm")
+	}
+}
+
+func TestStructuredOutput(t *testing.T) {
+	s := start(t, helloConfig)
+	res, _ := callText(t, s.session, "add", map[string]any{"a": 2, "b": 40.5})
+	if res.IsError {
+		t.Fatalf("add failed: %+v", res)
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	var got struct{ Sum float64 }
+	if err := json.Unmarshal(b, &got); err != nil || got.Sum != 42.5 {
+		t.Errorf("structuredContent = %s, want sum 42.5", b)
+	}
+}
+
+func TestPluginConfigReachesPlugin(t *testing.T) {
+	s := start(t, helloConfig)
+	_, text := callText(t, s.session, "greet", map[string]any{"name": "Ada"})
+	if text != "Howdy, Ada!" {
+		t.Errorf("greet = %q, want %q", text, "Howdy, Ada!")
+	}
+}
+
+func TestUnknownToolIsRPCError(t *testing.T) {
+	s := start(t, helloConfig)
+	_, err := s.session.CallTool(t.Context(), &mcp.CallToolParams{Name: "no_such_tool", Arguments: map[string]any{}})
+	if err == nil {
+		t.Fatal("calling an unknown tool succeeded")
+	}
+	if code := rpcCode(t, err); code != jsonrpc.CodeInvalidParams {
+		t.Errorf("code = %d, want %d", code, jsonrpc.CodeInvalidParams)
+	}
+}
+
+func TestInvalidArgumentsAreRefusedBeforeThePlugin(t *testing.T) {
+	s := start(t, helloConfig)
+	for _, args := range []any{
+		map[string]any{"text": 5},                  // wrong type
+		map[string]any{},                           // missing required
+		map[string]any{"text": "x", "extra": 1},    // additionalProperties false
+		json.RawMessage(`["not", "an", "object"]`), // not an object
+	} {
+		_, err := s.session.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: args})
+		if err == nil {
+			t.Errorf("echo(%v) succeeded, want invalid params", args)
+			continue
+		}
+		if code := rpcCode(t, err); code != jsonrpc.CodeInvalidParams {
+			t.Errorf("echo(%v): code = %d, want %d (%v)", args, code, jsonrpc.CodeInvalidParams, err)
+		}
+	}
+}
+
+func TestToolFailureIsErrorResult(t *testing.T) {
+	s := start(t, helloConfig)
+	res, text := callText(t, s.session, "fail", map[string]any{})
+	if !res.IsError || text == "" {
+		t.Errorf("fail = %q isError=%v, want an isError result with a message", text, res.IsError)
+	}
+}
+
+const faultyConfig = `
+[[plugin]]
+name = "faulty"
+path = "{faulty}"
+timeout = "300ms"
+memory_mb = 48
+max_instances = 2
+`
+
+// afterFault checks that the plugin still serves normal calls.
+func afterFault(t *testing.T, s *started) {
+	t.Helper()
+	for i := range 3 {
+		res, text := callText(t, s.session, "echo", map[string]any{"text": fmt.Sprint("still alive ", i)})
+		if res.IsError || text != fmt.Sprint("still alive ", i) {
+			t.Fatalf("echo after a fault = %q (isError %v)", text, res.IsError)
+		}
+	}
+}
+
+func TestTrapFailsOnlyThatCall(t *testing.T) {
+	s := start(t, faultyConfig)
+	_, err := s.session.CallTool(t.Context(), &mcp.CallToolParams{Name: "trap", Arguments: map[string]any{}})
+	if err == nil {
+		t.Fatal("trap succeeded")
+	}
+	if code := rpcCode(t, err); code != jsonrpc.CodeInternalError {
+		t.Errorf("code = %d, want %d", code, jsonrpc.CodeInternalError)
+	}
+	if !strings.Contains(err.Error(), `plugin "faulty"`) {
+		t.Errorf("error %q does not name the plugin", err)
+	}
+	afterFault(t, s)
+}
+
+func TestRunawayPluginIsInterrupted(t *testing.T) {
+	s := start(t, faultyConfig)
+	begin := time.Now()
+	_, err := s.session.CallTool(t.Context(), &mcp.CallToolParams{Name: "spin", Arguments: map[string]any{}})
+	if err == nil {
+		t.Fatal("spin succeeded")
+	}
+	if !strings.Contains(err.Error(), "timeout") {
+		t.Errorf("error %q does not say it timed out", err)
+	}
+	t.Logf("spin interrupted after %v (timeout 300ms)", time.Since(begin))
+	afterFault(t, s)
+}
+
+func TestRunawayAllocationIsStopped(t *testing.T) {
+	s := start(t, faultyConfig)
+	_, err := s.session.CallTool(t.Context(), &mcp.CallToolParams{Name: "alloc", Arguments: map[string]any{}})
+	if err == nil {
+		t.Fatal("alloc succeeded")
+	}
+	t.Logf("alloc: %v", err)
+	afterFault(t, s)
+}
+
+func TestGarbageOutputIsAnError(t *testing.T) {
+	s := start(t, faultyConfig)
+	_, err := s.session.CallTool(t.Context(), &mcp.CallToolParams{Name: "garbage", Arguments: map[string]any{}})
+	if err == nil {
+		t.Fatal("garbage succeeded")
+	}
+	if !strings.Contains(err.Error(), "not a JSON object") {
+		t.Errorf("error %q does not say the output was not JSON", err)
+	}
+	afterFault(t, s)
+}
+
+func TestPluginStdoutGoesToTheLog(t *testing.T) {
+	s := start(t, faultyConfig)
+	_, text := callText(t, s.session, "stdout", map[string]any{})
+	if text != "wrote" {
+		t.Errorf("stdout tool = %q, want %q", text, "wrote")
+	}
+	log := s.log.String()
+	if !strings.Contains(log, "stream=stdout") || !strings.Contains(log, "stream=stderr") {
+		t.Errorf("plugin stdout/stderr not in the host log:\n%s", log)
+	}
+}
+
+func TestConcurrentCallsAcrossFaults(t *testing.T) {
+	s := start(t, faultyConfig)
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for i := range 20 {
+		wg.Go(func() {
+			name := "echo"
+			if i%5 == 0 {
+				name = "trap"
+			}
+			res, err := s.session.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"text": "x"}})
+			if name == "echo" && (err != nil || res.IsError) {
+				errs <- fmt.Errorf("echo #%d: %v", i, err)
+			}
+			if name == "trap" && err == nil {
+				errs <- fmt.Errorf("trap #%d succeeded", i)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// badABIModule is a hand-assembled Wasm module that exports
+// mcphost_abi_version returning 2 and a list_tools.
+var badABIModule = []byte{
+	0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+	0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7f, // type: () -> i32
+	0x03, 0x03, 0x02, 0x00, 0x00, // two functions of that type
+	0x07, 0x24, 0x02, // exports
+	0x13, 'm', 'c', 'p', 'h', 'o', 's', 't', '_', 'a', 'b', 'i', '_', 'v', 'e', 'r', 's', 'i', 'o', 'n', 0x00, 0x00,
+	0x0a, 'l', 'i', 's', 't', '_', 't', 'o', 'o', 'l', 's', 0x00, 0x01,
+	0x0a, 0x0b, 0x02, // code
+	0x04, 0x00, 0x41, 0x02, 0x0b, // i32.const 2
+	0x04, 0x00, 0x41, 0x00, 0x0b, // i32.const 0
+}
+
+func TestUnknownABIVersionIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	wasm := filepath.Join(dir, "future.wasm")
+	if err := os.WriteFile(wasm, badABIModule, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := host.LoadConfig(testutil.WriteConfig(t, fmt.Sprintf("[[plugin]]\nname = \"future\"\npath = %q\n", wasm)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = host.New(t.Context(), cfg, host.Options{})
+	if err == nil || !strings.Contains(err.Error(), "declares ABI version 2") || !strings.Contains(err.Error(), `"future"`) {
+		t.Fatalf("New = %v, want a refusal naming the plugin and ABI version 2", err)
+	}
+}

@@ -1,0 +1,241 @@
+// Package bridge translates between MCP requests (as go-sdk delivers them)
+// and the plugin ABI: it builds the envelope a plugin export receives,
+// decodes and checks what the plugin returns as untrusted input, and maps
+// plugin failures to JSON-RPC errors.
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/host/internal/plugin"
+)
+
+// Caller is what the bridge needs of a plugin: one export call.
+type Caller interface {
+	Name() string
+	Call(ctx context.Context, export string, input []byte) ([]byte, error)
+}
+
+var _ Caller = (*plugin.Plugin)(nil)
+
+// Tool is a tool a plugin offers, checked and ready to register.
+type Tool struct {
+	// MCP is the tool as clients see it.
+	MCP *mcp.Tool
+	// PluginName is the name the plugin knows the tool by.
+	PluginName string
+	// Input validates arguments before the plugin sees them.
+	Input *jsonschema.Resolved
+}
+
+// validToolName follows the MCP tool-name rules (2025-11-25): 1 to 128
+// characters from A-Z, a-z, 0-9, '_', '-' and '.'.
+var validToolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+
+// maxDescriptionBytes bounds a description a plugin may offer.
+const maxDescriptionBytes = 64 << 10
+
+// envelope builds the ABI input for an export.
+func envelope(request any, meta map[string]any) ([]byte, error) {
+	in := struct {
+		Request any             `json:"request,omitempty"`
+		Context abi.CallContext `json:"context"`
+	}{Request: request, Context: abi.CallContext{Meta: meta}}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return nil, fmt.Errorf("encode plugin input: %w", err)
+	}
+	return b, nil
+}
+
+// decodeResult decodes a plugin output, which must be one JSON object, into v.
+func decodeResult(export string, out []byte, v any) error {
+	trimmed := bytes.TrimSpace(out)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return fmt.Errorf("%s returned %s, not a JSON object", export, describeBytes(out))
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s returned invalid JSON: %w", export, err)
+	}
+	if dec.More() {
+		return fmt.Errorf("%s returned trailing data after the JSON object", export)
+	}
+	return nil
+}
+
+func describeBytes(b []byte) string {
+	if len(b) == 0 {
+		return "no output"
+	}
+	const n = 40
+	if len(b) > n {
+		return fmt.Sprintf("%q… (%d bytes)", b[:n], len(b))
+	}
+	return fmt.Sprintf("%q", b)
+}
+
+// ListTools asks a plugin for its tools and checks each one: a valid and
+// unique name, a description of sane size, and an input schema that is a
+// valid JSON Schema for an object.
+func ListTools(ctx context.Context, p Caller) ([]Tool, error) {
+	in, err := envelope(nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	out, err := p.Call(ctx, abi.ExportListTools, in)
+	if err != nil {
+		return nil, err
+	}
+	var res struct {
+		Tools []*mcp.Tool `json:"tools"`
+	}
+	if err := decodeResult(abi.ExportListTools, out, &res); err != nil {
+		return nil, err
+	}
+	tools := make([]Tool, 0, len(res.Tools))
+	seen := map[string]bool{}
+	for i, t := range res.Tools {
+		if t == nil {
+			return nil, fmt.Errorf("%s: tool #%d is null", abi.ExportListTools, i+1)
+		}
+		if !validToolName.MatchString(t.Name) {
+			return nil, fmt.Errorf("%s: tool #%d: name %q is invalid (1-128 characters from A-Z a-z 0-9 _ - .)", abi.ExportListTools, i+1, t.Name)
+		}
+		if seen[t.Name] {
+			return nil, fmt.Errorf("%s: tool %q is listed twice", abi.ExportListTools, t.Name)
+		}
+		seen[t.Name] = true
+		if len(t.Description) > maxDescriptionBytes {
+			return nil, fmt.Errorf("%s: tool %q: description is %d bytes (at most %d)", abi.ExportListTools, t.Name, len(t.Description), maxDescriptionBytes)
+		}
+		resolved, err := resolveInputSchema(t.InputSchema)
+		if err != nil {
+			return nil, fmt.Errorf("%s: tool %q: inputSchema: %w", abi.ExportListTools, t.Name, err)
+		}
+		if t.OutputSchema != nil {
+			if _, err := resolveSchema(t.OutputSchema); err != nil {
+				return nil, fmt.Errorf("%s: tool %q: outputSchema: %w", abi.ExportListTools, t.Name, err)
+			}
+		}
+		tools = append(tools, Tool{MCP: t, PluginName: t.Name, Input: resolved})
+	}
+	return tools, nil
+}
+
+func resolveSchema(raw any) (*jsonschema.Resolved, error) {
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return nil, err
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("not a JSON Schema: %w", err)
+	}
+	resolved, err := s.Resolve(nil)
+	if err != nil {
+		return nil, fmt.Errorf("invalid JSON Schema: %w", err)
+	}
+	return resolved, nil
+}
+
+func resolveInputSchema(raw any) (*jsonschema.Resolved, error) {
+	if raw == nil {
+		return nil, errors.New(`missing (a tool needs an object schema, at least {"type": "object"})`)
+	}
+	m, ok := raw.(map[string]any)
+	if !ok || m["type"] != "object" {
+		return nil, errors.New(`must be a JSON Schema with "type": "object"`)
+	}
+	return resolveSchema(raw)
+}
+
+// CallTool validates a tools/call request's arguments against the tool's
+// schema, calls the plugin and decodes its result. Invalid arguments are a
+// JSON-RPC invalid-params error; the plugin never sees them.
+func CallTool(ctx context.Context, p Caller, tool Tool, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args, err := checkArguments(tool, req.Params.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	params := abi.CallToolParams{
+		Name:         tool.PluginName,
+		Arguments:    args,
+		Meta:         req.Params.Meta,
+		RequestState: req.Params.RequestState,
+	}
+	if len(req.Params.InputResponses) > 0 {
+		b, err := json.Marshal(req.Params.InputResponses)
+		if err != nil {
+			return nil, fmt.Errorf("encode inputResponses: %w", err)
+		}
+		if err := json.Unmarshal(b, &params.InputResponses); err != nil {
+			return nil, fmt.Errorf("encode inputResponses: %w", err)
+		}
+	}
+	in, err := envelope(params, req.Params.Meta)
+	if err != nil {
+		return nil, err
+	}
+	out, err := p.Call(ctx, abi.ExportCallTool, in)
+	if err != nil {
+		return nil, RPCError(err)
+	}
+	var res mcp.CallToolResult
+	if err := decodeResult(abi.ExportCallTool, out, &res); err != nil {
+		return nil, RPCError(fmt.Errorf("plugin %q: %w", p.Name(), err))
+	}
+	return &res, nil
+}
+
+// checkArguments validates raw arguments against the tool's input schema
+// and returns them as JSON (an empty object when absent).
+func checkArguments(tool Tool, raw json.RawMessage) (json.RawMessage, error) {
+	args := map[string]any{}
+	if len(bytes.TrimSpace(raw)) > 0 && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+				Message: fmt.Sprintf("tool %q: arguments must be a JSON object: %v", tool.MCP.Name, err)}
+		}
+	}
+	if err := tool.Input.Validate(args); err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: fmt.Sprintf("tool %q: invalid arguments: %v", tool.MCP.Name, err)}
+	}
+	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return json.RawMessage("{}"), nil
+	}
+	return raw, nil
+}
+
+// RPCError maps an error from a plugin call to the JSON-RPC error the
+// client receives. A protocol error the plugin reported keeps its code when
+// it is one a plugin may use; everything else is an internal error whose
+// message names the plugin and what went wrong.
+func RPCError(err error) error {
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) {
+		return rpcErr
+	}
+	var abiErr *abi.Error
+	if errors.As(err, &abiErr) {
+		code := int64(abiErr.Code)
+		switch abiErr.Code {
+		case abi.CodeInvalidParams, abi.CodeInternalError, abi.CodeResourceNotFound:
+		default:
+			code = jsonrpc.CodeInternalError
+		}
+		return &jsonrpc.Error{Code: code, Message: abiErr.Message, Data: abiErr.Data}
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+}

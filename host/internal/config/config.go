@@ -1,0 +1,275 @@
+// Package config reads and validates mcphost.toml.
+//
+// Decoding is strict: an unknown key, a value of the wrong type or an invalid
+// duration is an error that names the file, the line where it can be found,
+// the key and what was expected. Relative plugin paths are resolved against
+// the directory of the config file, so a config means the same thing whatever
+// the working directory of the host.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Defaults applied to a plugin that does not set a value.
+const (
+	DefaultTimeout     = 30 * time.Second
+	DefaultMemoryMB    = 128
+	DefaultMaxOutputKB = 4096
+	// MinMemoryMB is the smallest memory cap a plugin can run with: Extism's
+	// own kernel memory shares the cap with the plugin (see DESIGN.md).
+	MinMemoryMB = 2
+	// MaxMemoryMB is the largest cap the 32-bit Wasm address space allows.
+	MaxMemoryMB = 4096
+)
+
+// Config is a whole mcphost.toml.
+type Config struct {
+	// Path is the file the config was read from ("" when built in code).
+	Path    string
+	Server  Server
+	Plugins []Plugin
+}
+
+// Server is the [server] table.
+type Server struct {
+	// Name is the server name reported to clients in initialize.
+	Name string
+	// LogLevel is the host log level: trace, debug, info, warn or error.
+	LogLevel string
+	// CacheDir holds wazero's compilation cache. Empty means the user cache
+	// directory; "off" disables the on-disk cache.
+	CacheDir string
+}
+
+// Plugin is one [[plugin]] table.
+type Plugin struct {
+	// Name identifies the plugin in logs, errors and the CLI.
+	Name string
+	// Path is the plugin's .wasm file, absolute after Load.
+	Path string
+	// Timeout is the deadline of every call into the plugin.
+	Timeout time.Duration
+	// MemoryMB caps the Wasm memory of each instance of the plugin.
+	MemoryMB int
+	// MaxInstances caps how many instances run calls at the same time.
+	MaxInstances int
+	// MaxOutputKB caps the size of any one output of the plugin.
+	MaxOutputKB int
+	// Config is handed to the plugin (Extism config_get).
+	Config map[string]string
+}
+
+// fileConfig mirrors the TOML layout; see Config for the meaning of fields.
+type fileConfig struct {
+	Server struct {
+		Name     string `toml:"name"`
+		LogLevel string `toml:"log_level"`
+		CacheDir string `toml:"cache_dir"`
+	} `toml:"server"`
+	Plugins []filePlugin `toml:"plugin"`
+}
+
+type filePlugin struct {
+	Name         string            `toml:"name"`
+	Path         string            `toml:"path"`
+	Timeout      string            `toml:"timeout"`
+	MemoryMB     *int              `toml:"memory_mb"`
+	MaxInstances *int              `toml:"max_instances"`
+	MaxOutputKB  *int              `toml:"max_output_kb"`
+	Config       map[string]string `toml:"config"`
+}
+
+var knownKeys = map[string][]string{
+	"server": {"name", "log_level", "cache_dir"},
+	"plugin": {"name", "path", "timeout", "memory_mb", "max_instances", "max_output_kb", "config"},
+}
+
+// validName is what a plugin name may look like: it appears in logs, errors,
+// CLI arguments and, later, tool-name prefixes.
+var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+var logLevels = []string{"trace", "debug", "info", "warn", "error"}
+
+// Load reads, decodes and validates the config file at path. It does not
+// open the plugin files; the host does that when it loads them.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes and validates config text; path names the file in errors
+// and anchors relative plugin paths.
+func Parse(path string, data []byte) (*Config, error) {
+	var fc fileConfig
+	md, err := toml.Decode(string(data), &fc)
+	if err != nil {
+		var perr toml.ParseError
+		if errors.As(err, &perr) {
+			return nil, fmt.Errorf("%s:%d: %s", path, perr.Position.Line, perr.Message)
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	lines := strings.Split(string(data), "\n")
+	var problems []error
+	for _, key := range md.Undecoded() {
+		problems = append(problems, unknownKeyError(path, lines, key))
+	}
+	if len(problems) > 0 {
+		return nil, errors.Join(problems...)
+	}
+
+	absPath, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("config path %q: %w", path, err)
+	}
+	cfg := &Config{
+		Path: absPath,
+		Server: Server{
+			Name:     fc.Server.Name,
+			LogLevel: strings.ToLower(fc.Server.LogLevel),
+			CacheDir: fc.Server.CacheDir,
+		},
+	}
+	if cfg.Server.Name == "" {
+		cfg.Server.Name = "mcphost"
+	}
+	if cfg.Server.LogLevel == "" {
+		cfg.Server.LogLevel = "info"
+	}
+	if !slices.Contains(logLevels, cfg.Server.LogLevel) {
+		problems = append(problems, fmt.Errorf("%s: [server] log_level: %q is not one of %s",
+			path, fc.Server.LogLevel, strings.Join(logLevels, ", ")))
+	}
+	if cfg.Server.CacheDir != "" && cfg.Server.CacheDir != "off" && !filepath.IsAbs(cfg.Server.CacheDir) {
+		cfg.Server.CacheDir = filepath.Join(filepath.Dir(absPath), cfg.Server.CacheDir)
+	}
+
+	seen := map[string]bool{}
+	for i, fp := range fc.Plugins {
+		p, errs := convertPlugin(path, filepath.Dir(absPath), i, fp)
+		problems = append(problems, errs...)
+		if p.Name != "" && seen[p.Name] {
+			problems = append(problems, fmt.Errorf("%s: [[plugin]] #%d: name %q is used by an earlier plugin", path, i+1, p.Name))
+		}
+		seen[p.Name] = true
+		cfg.Plugins = append(cfg.Plugins, p)
+	}
+	if len(problems) > 0 {
+		return nil, errors.Join(problems...)
+	}
+	return cfg, nil
+}
+
+func convertPlugin(path, baseDir string, index int, fp filePlugin) (Plugin, []error) {
+	var problems []error
+	where := fmt.Sprintf("%s: [[plugin]] #%d", path, index+1)
+	if fp.Name != "" {
+		where = fmt.Sprintf("%s: plugin %q", path, fp.Name)
+	}
+	bad := func(format string, args ...any) {
+		problems = append(problems, fmt.Errorf("%s: %s", where, fmt.Sprintf(format, args...)))
+	}
+
+	p := Plugin{
+		Name:         fp.Name,
+		Timeout:      DefaultTimeout,
+		MemoryMB:     DefaultMemoryMB,
+		MaxInstances: 0,
+		MaxOutputKB:  DefaultMaxOutputKB,
+		Config:       fp.Config,
+	}
+	switch {
+	case fp.Name == "":
+		bad("name: missing (every [[plugin]] needs a name)")
+	case !validName.MatchString(fp.Name):
+		bad("name: %q is not a valid name (letters, digits, '_', '-', '.'; at most 64; starting with a letter or digit)", fp.Name)
+	}
+	if fp.Path == "" {
+		bad("path: missing (the plugin's .wasm file)")
+	} else {
+		p.Path = fp.Path
+		if !filepath.IsAbs(p.Path) {
+			p.Path = filepath.Join(baseDir, p.Path)
+		}
+	}
+	if fp.Timeout != "" {
+		d, err := time.ParseDuration(fp.Timeout)
+		switch {
+		case err != nil:
+			bad("timeout: %q is not a duration (expected e.g. \"10s\", \"500ms\", \"1m\")", fp.Timeout)
+		case d <= 0:
+			bad("timeout: %q must be greater than zero", fp.Timeout)
+		default:
+			p.Timeout = d
+		}
+	}
+	if fp.MemoryMB != nil {
+		if *fp.MemoryMB < MinMemoryMB || *fp.MemoryMB > MaxMemoryMB {
+			bad("memory_mb: %d is out of range (expected %d to %d)", *fp.MemoryMB, MinMemoryMB, MaxMemoryMB)
+		} else {
+			p.MemoryMB = *fp.MemoryMB
+		}
+	}
+	if fp.MaxInstances != nil {
+		if *fp.MaxInstances < 1 || *fp.MaxInstances > 1024 {
+			bad("max_instances: %d is out of range (expected 1 to 1024)", *fp.MaxInstances)
+		} else {
+			p.MaxInstances = *fp.MaxInstances
+		}
+	}
+	if fp.MaxOutputKB != nil {
+		if *fp.MaxOutputKB < 1 || *fp.MaxOutputKB > 1<<20 {
+			bad("max_output_kb: %d is out of range (expected 1 to %d)", *fp.MaxOutputKB, 1<<20)
+		} else {
+			p.MaxOutputKB = *fp.MaxOutputKB
+		}
+	}
+	return p, problems
+}
+
+// unknownKeyError names an undecoded key, the line it is on and the keys
+// that are allowed in its table.
+func unknownKeyError(path string, lines []string, key toml.Key) error {
+	last := key[len(key)-1]
+	line := findKeyLine(lines, last)
+	table := "top level"
+	known := []string{"server", "plugin"}
+	if len(key) > 1 {
+		table = "[" + key[0] + "]"
+		if key[0] == "plugin" {
+			table = "[[plugin]]"
+		}
+		known = knownKeys[key[0]]
+	}
+	loc := path
+	if line > 0 {
+		loc = fmt.Sprintf("%s:%d", path, line)
+	}
+	return fmt.Errorf("%s: unknown key %q in %s (expected one of: %s)", loc, last, table, strings.Join(known, ", "))
+}
+
+// findKeyLine returns the 1-based line where key is assigned or opens a
+// table, or 0 when it cannot be found.
+func findKeyLine(lines []string, key string) int {
+	assign := regexp.MustCompile(`^\s*"?` + regexp.QuoteMeta(key) + `"?\s*=`)
+	table := regexp.MustCompile(`^\s*\[\[?\s*"?` + regexp.QuoteMeta(key) + `"?\s*\]`)
+	for i, l := range lines {
+		if assign.MatchString(l) || table.MatchString(l) {
+			return i + 1
+		}
+	}
+	return 0
+}

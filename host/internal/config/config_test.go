@@ -1,0 +1,117 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseFullConfig(t *testing.T) {
+	cfg, err := Parse("/etc/mcphost/mcphost.toml", []byte(`
+[server]
+name = "my-host"
+log_level = "DEBUG"
+
+[[plugin]]
+name = "hello"
+path = "plugins/hello.wasm"
+timeout = "1500ms"
+memory_mb = 64
+max_instances = 3
+max_output_kb = 100
+config = { greeting = "Hi", other = "x" }
+
+[[plugin]]
+name = "abs"
+path = "/opt/abs.wasm"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Server.Name != "my-host" || cfg.Server.LogLevel != "debug" {
+		t.Errorf("server = %+v", cfg.Server)
+	}
+	if len(cfg.Plugins) != 2 {
+		t.Fatalf("plugins = %+v", cfg.Plugins)
+	}
+	p := cfg.Plugins[0]
+	if p.Path != "/etc/mcphost/plugins/hello.wasm" {
+		t.Errorf("relative path resolved to %q, want it beside the config", p.Path)
+	}
+	if p.Timeout != 1500*time.Millisecond || p.MemoryMB != 64 || p.MaxInstances != 3 || p.MaxOutputKB != 100 {
+		t.Errorf("plugin limits = %+v", p)
+	}
+	if p.Config["greeting"] != "Hi" || len(p.Config) != 2 {
+		t.Errorf("plugin config = %v", p.Config)
+	}
+	d := cfg.Plugins[1]
+	if d.Path != "/opt/abs.wasm" || d.Timeout != DefaultTimeout || d.MemoryMB != DefaultMemoryMB || d.MaxOutputKB != DefaultMaxOutputKB {
+		t.Errorf("defaults not applied: %+v", d)
+	}
+}
+
+func TestParseErrorsNameTheProblem(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		want       []string
+	}{
+		{"unknown plugin key", "[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\ntimout = \"1s\"\n",
+			[]string{"x.toml:4", `unknown key "timout"`, "[[plugin]]", "timeout"}},
+		{"unknown server key", "[server]\nnmae = \"x\"\n", []string{"x.toml:2", `unknown key "nmae"`, "[server]"}},
+		{"unknown table", "[serve]\nname = \"x\"\n", []string{`unknown key "serve"`, "top level"}},
+		{"bad duration", "[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\ntimeout = \"10 seconds\"\n",
+			[]string{`plugin "a"`, "timeout", `"10 seconds" is not a duration`}},
+		{"negative duration", "[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\ntimeout = \"-1s\"\n", []string{"greater than zero"}},
+		{"missing name", "[[plugin]]\npath = \"a.wasm\"\n", []string{"[[plugin]] #1", "name: missing"}},
+		{"missing path", "[[plugin]]\nname = \"a\"\n", []string{`plugin "a"`, "path: missing"}},
+		{"bad name", "[[plugin]]\nname = \"a b\"\npath = \"a.wasm\"\n", []string{"not a valid name"}},
+		{"duplicate name", "[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\n[[plugin]]\nname = \"a\"\npath = \"b.wasm\"\n", []string{"used by an earlier plugin"}},
+		{"memory out of range", "[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\nmemory_mb = 100000\n", []string{"memory_mb", "out of range"}},
+		{"wrong type", "[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\nmemory_mb = \"big\"\n", []string{"x.toml", "memory_mb"}},
+		{"bad log level", "[server]\nlog_level = \"loud\"\n", []string{"log_level", `"loud"`}},
+		{"toml syntax", "[[plugin]\nname = \"a\"\n", []string{"x.toml:", "delimiter"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("x.toml", []byte(tc.text))
+			if err == nil {
+				t.Fatal("Parse succeeded")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestParseReportsEveryProblem(t *testing.T) {
+	_, err := Parse("x.toml", []byte("[[plugin]]\nname = \"a\"\ntimeout = \"x\"\nmemory_mb = 0\n"))
+	if err == nil {
+		t.Fatal("Parse succeeded")
+	}
+	for _, w := range []string{"path: missing", "timeout", "memory_mb"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not mention %q", err, w)
+		}
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "nope.toml"))
+	if err == nil || !strings.Contains(err.Error(), "nope.toml") || !os.IsNotExist(unwrapAll(err)) {
+		t.Errorf("Load(missing) = %v", err)
+	}
+}
+
+func unwrapAll(err error) error {
+	for {
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return err
+		}
+		err = u.Unwrap()
+	}
+}

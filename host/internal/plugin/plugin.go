@@ -1,0 +1,338 @@
+// Package plugin runs one Wasm plugin: it compiles the module with Extism on
+// wazero, checks the ABI version it declares, keeps a pool of warm instances,
+// and calls exports under a deadline, a memory cap and an output cap.
+//
+// A call that traps, times out or is cancelled discards the instance it ran
+// on; the next call gets a fresh one. Nothing a plugin does in a call can
+// reach the host process beyond the error it causes for that call.
+package plugin
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"time"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/hashicorp/go-hclog"
+	"github.com/tetratelabs/wazero"
+
+	"github.com/mcphost/mcphost/abi"
+)
+
+// Options describe how to run one plugin.
+type Options struct {
+	// Name identifies the plugin in errors and logs.
+	Name string
+	// Wasm is the module's bytes.
+	Wasm []byte
+	// Timeout is the deadline of every call.
+	Timeout time.Duration
+	// MemoryMB caps each instance's Wasm memory.
+	MemoryMB int
+	// MaxInstances caps concurrent instances; 0 means one per CPU (at least 2).
+	MaxInstances int
+	// MaxOutputBytes caps the output of any one call.
+	MaxOutputBytes int
+	// Config is readable by the plugin through Extism's config_get.
+	Config map[string]string
+	// Cache, if non-nil, is wazero's compilation cache shared between plugins.
+	Cache wazero.CompilationCache
+	// Logger receives the plugin's log calls and its WASI stdout/stderr.
+	Logger hclog.Logger
+}
+
+// Plugin is a loaded, ready plugin. Its methods are safe for concurrent use.
+type Plugin struct {
+	name           string
+	timeout        time.Duration
+	maxOutputBytes int
+	abiVersion     int
+	exports        map[string]bool
+	compiled       *extism.CompiledPlugin
+	pool           *pool
+	logger         hclog.Logger
+}
+
+// exportNames are the ABI exports a plugin may provide.
+var exportNames = []string{
+	abi.ExportListTools, abi.ExportCallTool,
+	abi.ExportListResources, abi.ExportListResourceTemplates, abi.ExportReadResource,
+	abi.ExportListPrompts, abi.ExportGetPrompt, abi.ExportComplete,
+}
+
+// Load compiles a plugin, starts one instance to check its ABI version and
+// exports, and returns it ready for calls. ctx bounds the whole load.
+func Load(ctx context.Context, opts Options) (*Plugin, error) {
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	if err := checkWasmHeader(opts.Wasm); err != nil {
+		return nil, err
+	}
+	maxInstances := opts.MaxInstances
+	if maxInstances <= 0 {
+		maxInstances = max(2, runtime.NumCPU())
+	}
+
+	rc := wazero.NewRuntimeConfig().
+		WithCloseOnContextDone(true).
+		WithMemoryLimitPages(uint32(opts.MemoryMB) * 16) // 64 KiB pages
+	if opts.Cache != nil {
+		rc = rc.WithCompilationCache(opts.Cache)
+	}
+	manifest := extism.Manifest{
+		Wasm:   []extism.Wasm{extism.WasmData{Data: opts.Wasm}},
+		Config: opts.Config,
+	}
+	compiled, err := extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{
+		RuntimeConfig: rc,
+		EnableWasi:    true,
+	}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("compile: %w", err)
+	}
+
+	p := &Plugin{
+		name:           opts.Name,
+		timeout:        opts.Timeout,
+		maxOutputBytes: opts.MaxOutputBytes,
+		compiled:       compiled,
+		logger:         opts.Logger,
+		exports:        map[string]bool{},
+	}
+	p.pool = newPool(maxInstances, p.newInstance)
+
+	if err := p.inspect(ctx); err != nil {
+		_ = p.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return p, nil
+}
+
+// checkWasmHeader refuses what is clearly not a Wasm module, with a message
+// a person can act on, before wazero reports a lower-level error.
+func checkWasmHeader(b []byte) error {
+	if len(b) < 8 || string(b[:4]) != "\x00asm" {
+		return errors.New("not a WebAssembly module (missing the \\0asm header)")
+	}
+	return nil
+}
+
+// newInstance starts one instance with no access to the outside: no files,
+// no environment, WASI stdout/stderr to the log, no sleeping host calls.
+func (p *Plugin) newInstance(ctx context.Context) (*extism.Plugin, error) {
+	out := &logWriter{logger: p.logger, stream: "stdout"}
+	errw := &logWriter{logger: p.logger, stream: "stderr"}
+	mc := wazero.NewModuleConfig().
+		WithStdout(out).
+		WithStderr(errw).
+		WithSysWalltime().
+		WithSysNanotime().
+		WithRandSource(rand.Reader)
+	inst, err := p.compiled.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: mc})
+	if err != nil {
+		return nil, fmt.Errorf("instantiate: %w", err)
+	}
+	inst.SetLogger(func(level extism.LogLevel, msg string) {
+		p.logger.Log(extismLevel(level), msg)
+	})
+	return inst, nil
+}
+
+// inspect reads the ABI version and the exports from one instance.
+func (p *Plugin) inspect(ctx context.Context) error {
+	inst, err := p.pool.get(ctx)
+	if err != nil {
+		return err
+	}
+	healthy := false
+	defer func() { p.pool.put(inst, healthy) }()
+
+	for _, name := range exportNames {
+		if inst.FunctionExists(name) {
+			p.exports[name] = true
+		}
+	}
+	if !p.exports[abi.ExportListTools] && !p.exports[abi.ExportListResources] &&
+		!p.exports[abi.ExportListResourceTemplates] && !p.exports[abi.ExportListPrompts] {
+		return fmt.Errorf("exports none of %s, %s, %s, %s: it contributes nothing",
+			abi.ExportListTools, abi.ExportListResources, abi.ExportListResourceTemplates, abi.ExportListPrompts)
+	}
+
+	p.abiVersion = abi.Version
+	if inst.FunctionExists(abi.VersionExport) {
+		callCtx, cancel := context.WithTimeout(ctx, p.timeout)
+		version, _, err := inst.CallWithContext(callCtx, abi.VersionExport, nil)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("%s: %w", abi.VersionExport, err)
+		}
+		if int(version) != abi.Version {
+			return fmt.Errorf("declares ABI version %d; this host supports version %d", version, abi.Version)
+		}
+		p.abiVersion = int(version)
+	}
+	healthy = true
+	return nil
+}
+
+// Name returns the plugin's name.
+func (p *Plugin) Name() string { return p.name }
+
+// ABIVersion returns the ABI version the plugin declared.
+func (p *Plugin) ABIVersion() int { return p.abiVersion }
+
+// Has reports whether the plugin provides the named export.
+func (p *Plugin) Has(export string) bool { return p.exports[export] }
+
+// Call runs export with input on a pooled instance under the plugin's
+// deadline. It returns the plugin's output, or an error: *abi.Error when the
+// plugin reported a protocol error itself, *CallError when the call failed.
+func (p *Plugin) Call(ctx context.Context, export string, input []byte) ([]byte, error) {
+	if !p.exports[export] {
+		return nil, &CallError{Plugin: p.name, Export: export, Kind: KindMissingExport,
+			Err: fmt.Errorf("plugin does not export %q", export)}
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+
+	inst, err := p.pool.get(ctx)
+	if err != nil {
+		return nil, p.failure(ctx, export, fmt.Errorf("waiting for a free instance: %w", err))
+	}
+	rc, out, err := inst.CallWithContext(ctx, export, input)
+	if err != nil {
+		// A plugin-reported error leaves the instance usable; anything else
+		// (trap, exit, interrupt) leaves it in an unknown state.
+		reported := ctx.Err() == nil && err.Error() == inst.GetError()
+		p.pool.put(inst, reported)
+		if reported {
+			return nil, p.reportedError(export, err.Error())
+		}
+		return nil, p.failure(ctx, export, err)
+	}
+	if len(out) > p.maxOutputBytes {
+		// A huge output leaves a large memory behind that slows the next
+		// call on this instance; replace it.
+		p.pool.put(inst, false)
+		return nil, &CallError{Plugin: p.name, Export: export, Kind: KindOutputTooLarge,
+			Err: fmt.Errorf("output of %d bytes exceeds the cap of %d bytes (max_output_kb)", len(out), p.maxOutputBytes)}
+	}
+	p.pool.put(inst, true)
+	if rc != 0 {
+		return nil, &CallError{Plugin: p.name, Export: export, Kind: KindPluginError,
+			Err: fmt.Errorf("returned code %d without an error message", rc)}
+	}
+	return out, nil
+}
+
+// reportedError turns the text a plugin set as its error into *abi.Error
+// when it is the ABI's JSON error, or a CallError carrying the text.
+func (p *Plugin) reportedError(export, text string) error {
+	var e abi.Error
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.DisallowUnknownFields()
+	if dec.Decode(&e) == nil && e.Code != 0 && e.Message != "" {
+		return &e
+	}
+	return &CallError{Plugin: p.name, Export: export, Kind: KindPluginError, Err: errors.New(text)}
+}
+
+// failure classifies an error of a call that did not complete.
+func (p *Plugin) failure(ctx context.Context, export string, err error) error {
+	kind := KindTrap
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		kind = KindTimeout
+		err = fmt.Errorf("interrupted after the %s timeout", p.timeout)
+	case errors.Is(ctx.Err(), context.Canceled):
+		kind = KindCanceled
+		err = errors.New("cancelled")
+	case errors.Is(err, errPoolClosed):
+		kind = KindClosed
+	}
+	ce := &CallError{Plugin: p.name, Export: export, Kind: kind, Err: err}
+	p.logger.Warn("plugin call failed", "export", export, "kind", kind, "error", err)
+	return ce
+}
+
+// Close waits (bounded by ctx) for running calls to end and frees the
+// plugin's runtime.
+func (p *Plugin) Close(ctx context.Context) error {
+	err := p.pool.close(ctx)
+	if cerr := p.compiled.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Kind classifies a failed call.
+type Kind string
+
+// Kinds of CallError.
+const (
+	KindTimeout        Kind = "timeout"
+	KindCanceled       Kind = "canceled"
+	KindTrap           Kind = "trap"
+	KindPluginError    Kind = "plugin error"
+	KindOutputTooLarge Kind = "output too large"
+	KindMissingExport  Kind = "missing export"
+	KindClosed         Kind = "closed"
+)
+
+// CallError is a call into a plugin that did not produce an output.
+type CallError struct {
+	Plugin string
+	Export string
+	Kind   Kind
+	Err    error
+}
+
+// Error implements error. Only the first line of the cause is kept: wazero
+// appends a Wasm stack trace that belongs in the log, not in a client error.
+func (e *CallError) Error() string {
+	msg := e.Err.Error()
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return fmt.Sprintf("plugin %q: %s: %s", e.Plugin, e.Export, msg)
+}
+
+// Unwrap returns the cause.
+func (e *CallError) Unwrap() error { return e.Err }
+
+// logWriter sends a plugin's WASI output to the host log, a line at a time.
+type logWriter struct {
+	logger hclog.Logger
+	stream string
+}
+
+func (w *logWriter) Write(b []byte) (int, error) {
+	for _, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		w.logger.Info("plugin output", "stream", w.stream, "line", line)
+	}
+	return len(b), nil
+}
+
+var _ io.Writer = (*logWriter)(nil)
+
+func extismLevel(l extism.LogLevel) hclog.Level {
+	switch l {
+	case extism.LogLevelTrace:
+		return hclog.Trace
+	case extism.LogLevelDebug:
+		return hclog.Debug
+	case extism.LogLevelInfo:
+		return hclog.Info
+	case extism.LogLevelWarn:
+		return hclog.Warn
+	default:
+		return hclog.Error
+	}
+}

@@ -1,0 +1,114 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	extism "github.com/extism/go-sdk"
+)
+
+// errPoolClosed is returned to callers that wait for an instance of a plugin
+// that is being closed.
+var errPoolClosed = errors.New("plugin is closed")
+
+// pool holds warm instances of one compiled plugin. At most cap(slots)
+// instances exist at once; a caller waiting for one respects its context.
+// An instance is reused only when the call on it ended cleanly; one that
+// trapped, timed out or was cancelled is closed and later replaced.
+type pool struct {
+	slots       chan struct{}
+	newInstance func(ctx context.Context) (*extism.Plugin, error)
+
+	mu     sync.Mutex
+	idle   []*extism.Plugin
+	closed bool
+	done   chan struct{} // closed by close()
+}
+
+func newPool(size int, newInstance func(ctx context.Context) (*extism.Plugin, error)) *pool {
+	return &pool{
+		slots:       make(chan struct{}, size),
+		newInstance: newInstance,
+		done:        make(chan struct{}),
+	}
+}
+
+// get returns an instance for exclusive use; the caller must hand it back
+// with put. It blocks while all instances are busy.
+func (p *pool) get(ctx context.Context) (*extism.Plugin, error) {
+	select {
+	case p.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-p.done:
+		return nil, errPoolClosed
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		<-p.slots
+		return nil, errPoolClosed
+	}
+	if n := len(p.idle); n > 0 {
+		inst := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		return inst, nil
+	}
+	p.mu.Unlock()
+	inst, err := p.newInstance(ctx)
+	if err != nil {
+		<-p.slots
+		return nil, err
+	}
+	return inst, nil
+}
+
+// put returns an instance taken with get. A healthy instance goes back to
+// the idle list; any other is closed.
+func (p *pool) put(inst *extism.Plugin, healthy bool) {
+	p.mu.Lock()
+	if healthy && !p.closed {
+		p.idle = append(p.idle, inst)
+		p.mu.Unlock()
+	} else {
+		p.mu.Unlock()
+		_ = inst.Close(context.Background())
+	}
+	<-p.slots
+}
+
+// close stops handing out instances, waits (bounded by ctx) until every
+// instance in use has been handed back, and closes the idle ones.
+func (p *pool) close(ctx context.Context) error {
+	p.mu.Lock()
+	if !p.closed {
+		p.closed = true
+		close(p.done)
+	}
+	p.mu.Unlock()
+	// Take every slot: once we hold them all, no call is running.
+	var err error
+	taken := 0
+	for ; taken < cap(p.slots); taken++ {
+		select {
+		case p.slots <- struct{}{}:
+			continue
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		break
+	}
+	for ; taken > 0; taken-- {
+		<-p.slots
+	}
+	p.mu.Lock()
+	idle := p.idle
+	p.idle = nil
+	p.mu.Unlock()
+	for _, inst := range idle {
+		_ = inst.Close(context.Background())
+	}
+	return err
+}
