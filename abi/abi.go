@@ -70,7 +70,7 @@ func (e *Error) Error() string { return e.Message }
 // Annotations are MCP content and resource annotations.
 type Annotations struct {
 	Audience     []string `json:"audience,omitempty"`
-	Priority     float64  `json:"priority,omitempty"`
+	Priority     *float64 `json:"priority,omitempty"`
 	LastModified string   `json:"lastModified,omitempty"`
 }
 

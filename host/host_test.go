@@ -249,11 +249,15 @@ func TestRunawayPluginIsInterrupted(t *testing.T) {
 	afterFault(t, s)
 }
 
-func TestRunawayAllocationIsStopped(t *testing.T) {
-	s := start(t, faultyConfig)
+func TestRunawayAllocationIsStoppedByTheMemoryCap(t *testing.T) {
+	// A generous timeout, so that it is the memory cap that stops the plugin.
+	s := start(t, strings.Replace(faultyConfig, `timeout = "300ms"`, `timeout = "30s"`, 1))
 	_, err := s.session.CallTool(t.Context(), &mcp.CallToolParams{Name: "alloc", Arguments: map[string]any{}})
 	if err == nil {
 		t.Fatal("alloc succeeded")
+	}
+	if strings.Contains(err.Error(), "timeout") {
+		t.Fatalf("alloc was stopped by the timeout, not the memory cap: %v", err)
 	}
 	t.Logf("alloc: %v", err)
 	afterFault(t, s)

@@ -144,4 +144,3 @@ func TestServeOverStdio(t *testing.T) {
 		t.Errorf("stderr does not log the loaded plugin and its tools:\n%s", stderr.String())
 	}
 }
-

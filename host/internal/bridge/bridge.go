@@ -89,18 +89,10 @@ func describeBytes(b []byte) string {
 // unique name, a description of sane size, and an input schema that is a
 // valid JSON Schema for an object.
 func ListTools(ctx context.Context, p Caller) ([]Tool, error) {
-	in, err := envelope(nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	out, err := p.Call(ctx, abi.ExportListTools, in)
-	if err != nil {
-		return nil, err
-	}
-	var res struct {
+	res, err := list[struct {
 		Tools []*mcp.Tool `json:"tools"`
-	}
-	if err := decodeResult(abi.ExportListTools, out, &res); err != nil {
+	}](ctx, p, abi.ExportListTools)
+	if err != nil {
 		return nil, err
 	}
 	tools := make([]Tool, 0, len(res.Tools))
@@ -168,32 +160,43 @@ func CallTool(ctx context.Context, p Caller, tool Tool, req *mcp.CallToolRequest
 	if err != nil {
 		return nil, err
 	}
-	params := abi.CallToolParams{
-		Name:         tool.PluginName,
-		Arguments:    args,
-		Meta:         req.Params.Meta,
-		RequestState: req.Params.RequestState,
-	}
-	if len(req.Params.InputResponses) > 0 {
-		b, err := json.Marshal(req.Params.InputResponses)
-		if err != nil {
-			return nil, fmt.Errorf("encode inputResponses: %w", err)
-		}
-		if err := json.Unmarshal(b, &params.InputResponses); err != nil {
-			return nil, fmt.Errorf("encode inputResponses: %w", err)
-		}
-	}
-	in, err := envelope(params, req.Params.Meta)
-	if err != nil {
-		return nil, err
-	}
-	out, err := p.Call(ctx, abi.ExportCallTool, in)
+	params := *req.Params
+	params.Name = tool.PluginName
+	params.Arguments = args
+	return invoke[mcp.CallToolResult](ctx, p, abi.ExportCallTool, &params, req.Params.Meta)
+}
+
+// invoke calls export with request in the ABI envelope and decodes the
+// plugin's output as R. Errors are JSON-RPC errors for the client.
+func invoke[R any](ctx context.Context, p Caller, export string, request any, meta map[string]any) (*R, error) {
+	in, err := envelope(request, meta)
 	if err != nil {
 		return nil, RPCError(err)
 	}
-	var res mcp.CallToolResult
-	if err := decodeResult(abi.ExportCallTool, out, &res); err != nil {
+	out, err := p.Call(ctx, export, in)
+	if err != nil {
+		return nil, RPCError(err)
+	}
+	var res R
+	if err := decodeResult(export, out, &res); err != nil {
 		return nil, RPCError(fmt.Errorf("plugin %q: %w", p.Name(), err))
+	}
+	return &res, nil
+}
+
+// list calls a list export at load time and decodes its output as R.
+func list[R any](ctx context.Context, p Caller, export string) (*R, error) {
+	in, err := envelope(nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	out, err := p.Call(ctx, export, in)
+	if err != nil {
+		return nil, err
+	}
+	var res R
+	if err := decodeResult(export, out, &res); err != nil {
+		return nil, err
 	}
 	return &res, nil
 }

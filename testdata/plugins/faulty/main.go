@@ -1,0 +1,145 @@
+// Command faulty is a plugin that misbehaves on purpose, for the host's fault
+// tests. It implements the mcphost ABI by hand with the Extism Go PDK rather
+// than through sdk/, so that it can break the rules the SDK enforces (and so
+// the host's fault tests do not depend on the SDK).
+//
+// Build: GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o testdata/plugins/faulty/faulty.wasm ./testdata/plugins/faulty
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"unsafe"
+
+	"github.com/extism/go-pdk"
+	"github.com/mcphost/mcphost/abi"
+)
+
+func main() {} // never called: a reactor runs only init and its exports
+
+var anyObject = json.RawMessage(`{"type":"object"}`)
+
+var tools = []abi.Tool{
+	{Name: "spin", Description: "Loops forever; the host's deadline must interrupt it.", InputSchema: anyObject},
+	{Name: "trap", Description: "Stores to an address outside linear memory: a real Wasm trap (out of bounds memory access), which Go's recover cannot catch.", InputSchema: anyObject},
+	{Name: "exit", Description: "Calls os.Exit(3): WASI proc_exit ends the call and closes the module.", InputSchema: anyObject},
+	{Name: "panic", Description: "Panics without recovering: the Go runtime prints the panic to stderr and exits with code 2.", InputSchema: anyObject},
+	{Name: "garbage", Description: "Returns success with output that is not JSON.", InputSchema: anyObject},
+	{Name: "stdout", Description: `Writes a line to stdout and to stderr, then returns the text "wrote".`, InputSchema: anyObject},
+	{Name: "alloc", Description: "Allocates 1 MiB chunks and keeps them until memory runs out; the host's memory cap must stop it.", InputSchema: anyObject},
+	{Name: "big", Description: "Returns a valid result whose text is `bytes` long (default 8 MiB), to test the host's output cap.", InputSchema: json.RawMessage(`{"type":"object","properties":{"bytes":{"type":"integer","minimum":0}}}`)},
+	{Name: "echo", Description: "Returns the text it is given, to show the plugin still works after a fault.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)},
+}
+
+//go:wasmexport mcphost_abi_version
+func abiVersion() int32 { return abi.Version }
+
+//go:wasmexport list_tools
+func listTools() int32 {
+	return output(abi.ListToolsResult{Tools: tools})
+}
+
+//go:wasmexport call_tool
+func callTool() int32 {
+	var in abi.Input
+	var p abi.CallToolParams
+	if err := json.Unmarshal(pdk.Input(), &in); err != nil {
+		return fail(abi.CodeInvalidParams, "malformed input: "+err.Error())
+	}
+	if err := json.Unmarshal(in.Request, &p); err != nil {
+		return fail(abi.CodeInvalidParams, "malformed request: "+err.Error())
+	}
+	var args struct {
+		Text  string `json:"text"`
+		Bytes *int   `json:"bytes"`
+	}
+	if len(p.Arguments) > 0 {
+		if err := json.Unmarshal(p.Arguments, &args); err != nil {
+			return fail(abi.CodeInvalidParams, "malformed arguments: "+err.Error())
+		}
+	}
+	switch p.Name {
+	case "spin":
+		spin()
+	case "trap":
+		trap()
+	case "exit":
+		os.Exit(3)
+	case "panic":
+		panic("faulty: deliberate panic")
+	case "garbage":
+		pdk.Output([]byte("\x00\xffthis is { not JSON"))
+		return 0
+	case "stdout":
+		os.Stdout.WriteString("faulty: a line on stdout\n")
+		os.Stderr.WriteString("faulty: a line on stderr\n")
+		return text("wrote")
+	case "alloc":
+		alloc()
+	case "big":
+		n := 8 << 20
+		if args.Bytes != nil {
+			n = *args.Bytes
+		}
+		return text(strings.Repeat("x", n))
+	case "echo":
+		return text(args.Text)
+	}
+	return fail(abi.CodeInvalidParams, "unknown tool: "+p.Name)
+}
+
+// counter is global so that the loop in spin has an effect the compiler
+// must keep.
+var counter uint64
+
+func spin() {
+	for {
+		counter++
+	}
+}
+
+// trap stores to the last bytes of the 32-bit address space. Go's Wasm
+// port uses a 32-bit linear memory that is never that large, so the store
+// is an out of bounds memory access: the Wasm engine traps and the call ends
+// with an error, without any Go code (defer, recover) running.
+func trap() {
+	var x byte
+	p := unsafe.Pointer(&x)
+	far := unsafe.Add(p, int(0xFFFFFFF0-uintptr(p)))
+	*(*byte)(far) = 1
+	counter += uint64(x)
+}
+
+// hoard keeps every chunk alive.
+var hoard [][]byte
+
+func alloc() {
+	for {
+		b := make([]byte, 1<<20)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		hoard = append(hoard, b)
+	}
+}
+
+func text(s string) int32 {
+	return output(abi.CallToolResult{Content: []abi.Content{{Type: "text", Text: s}}})
+}
+
+func output(v any) int32 {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fail(abi.CodeInternalError, err.Error())
+	}
+	pdk.Output(b)
+	return 0
+}
+
+func fail(code int, msg string) int32 {
+	b, _ := json.Marshal(abi.Error{Code: code, Message: msg})
+	pdk.SetErrorString(string(b))
+	return 1
+}
