@@ -20,9 +20,10 @@ plugins:
 		GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 $(GO) build -buildmode=c-shared -o $$out ./$$d || exit 1; \
 	done
 
+LISTEN ?= 127.0.0.1:8808
+
 run: build plugins
-	@echo "mcphost: serving $(CONFIG) over stdio (send MCP JSON-RPC on stdin; logs below on stderr)" >&2
-	./$(BIN) serve --config $(CONFIG)
+	./$(BIN) serve --config $(CONFIG) --http $(LISTEN)
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }

@@ -15,16 +15,22 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"sync"
-
-	"github.com/hashicorp/go-hclog"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/tetratelabs/wazero"
+	"sync/atomic"
 
 	extism "github.com/extism/go-sdk"
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tetratelabs/wazero"
+	"github.com/yosida95/uritemplate/v3"
 
+	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/host/internal/bridge"
 	"github.com/mcphost/mcphost/host/internal/config"
+	"github.com/mcphost/mcphost/host/internal/hostfn"
 	"github.com/mcphost/mcphost/host/internal/plugin"
 )
 
@@ -55,28 +61,36 @@ type Host struct {
 	server  *mcp.Server
 	cache   wazero.CompilationCache
 	plugins []*loadedPlugin
+	catalog atomic.Pointer[catalog]
+	// inflight counts MCP requests being handled, for graceful shutdown.
+	inflight atomic.Int64
 }
 
 // loadedPlugin is a running plugin and what it contributes.
 type loadedPlugin struct {
-	cfg    config.Plugin
-	plugin *plugin.Plugin
-	tools  []bridge.Tool
+	cfg       config.Plugin
+	plugin    *plugin.Plugin
+	tools     []bridge.Tool
+	resources []*mcp.Resource
+	templates []*mcp.ResourceTemplate
+	prompts   []*mcp.Prompt
 }
 
-// PluginInfo describes a loaded plugin.
+// PluginInfo describes a loaded plugin and what clients see of it.
 type PluginInfo struct {
 	Name       string
 	Path       string
 	ABIVersion int
-	// Tools are the names of the tools clients see from this plugin.
-	Tools []string
+	Tools      []string
+	Resources  []string
+	Templates  []string
+	Prompts    []string
 }
 
 // New loads every plugin of cfg (in parallel) and registers what each
-// contributes on a new MCP server. Two plugins claiming the same tool name:
-// the one listed first in the config keeps it, and the other's tool is left
-// out with a warning. ctx bounds loading only.
+// contributes on a new MCP server. A name or URI two plugins both claim goes
+// to the one listed first in the config; the other's is left out with a
+// warning. ctx bounds loading only.
 func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 	logger := opts.Logger
 	if logger == nil {
@@ -123,11 +137,40 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 		version = "dev"
 	}
 	h.server = mcp.NewServer(&mcp.Implementation{Name: cfg.Server.Name, Version: version}, &mcp.ServerOptions{
-		Logger:       slogFor(logger.Named("mcp")),
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		Logger:   slogFor(logger.Named("mcp")),
+		PageSize: cfg.Server.PageSize,
+		// Every capability is declared, whatever the plugins offer now: a
+		// reload may add the first tool or prompt, and clients read
+		// capabilities only once.
+		Capabilities: &mcp.ServerCapabilities{
+			Logging:     &mcp.LoggingCapabilities{},
+			Tools:       &mcp.ToolCapabilities{ListChanged: true},
+			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Completions: &mcp.CompletionCapabilities{},
+		},
+		CompletionHandler:  h.complete,
+		SubscribeHandler:   h.subscribe,
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
+			c.TTLMs = int(cfg.Server.ListTTL.Milliseconds())
+		},
 	})
-	h.register()
+	h.server.AddReceivingMiddleware(h.countInFlight)
+	c := buildCatalog(h.plugins, logger)
+	c.apply(h.server)
+	h.catalog.Store(c)
+	for _, lp := range h.plugins {
+		tools, resources, templates, prompts := c.contributions(lp)
+		logger.Info("plugin loaded", "plugin", lp.cfg.Name, "path", lp.cfg.Path, "abi", lp.plugin.ABIVersion(),
+			"tools", sorted(tools), "resources", sorted(resources), "templates", sorted(templates), "prompts", sorted(prompts))
+	}
 	return h, nil
+}
+
+func sorted(s []string) []string {
+	sort.Strings(s)
+	return s
 }
 
 // openCompilationCache returns wazero's on-disk compilation cache so that a
@@ -159,6 +202,7 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin) (*loadedPlugin,
 	if err != nil {
 		return nil, fmt.Errorf("load plugin %q: %w", pc.Name, err)
 	}
+	logger := h.logger.Named("plugin").Named(pc.Name)
 	p, err := plugin.Load(ctx, plugin.Options{
 		Name:           pc.Name,
 		Wasm:           wasm,
@@ -168,44 +212,125 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin) (*loadedPlugin,
 		MaxOutputBytes: pc.MaxOutputKB << 10,
 		Config:         pc.Config,
 		Cache:          h.cache,
-		Logger:         h.logger.Named("plugin").Named(pc.Name),
+		Logger:         logger,
+		HostFunctions:  hostfn.Functions(pc.Name, logger, h),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("load plugin %q from %s: %w", pc.Name, pc.Path, err)
 	}
 	lp := &loadedPlugin{cfg: pc, plugin: p}
-	if p.Has("list_tools") {
-		lp.tools, err = bridge.ListTools(ctx, p)
-		if err != nil {
-			_ = p.Close(context.WithoutCancel(ctx))
-			return nil, fmt.Errorf("load plugin %q from %s: %w", pc.Name, pc.Path, err)
-		}
+	if err := lp.list(ctx); err != nil {
+		_ = p.Close(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("load plugin %q from %s: %w", pc.Name, pc.Path, err)
 	}
 	return lp, nil
 }
 
-// register adds every loaded plugin's tools to the MCP server.
-func (h *Host) register() {
-	owner := map[string]string{}
-	for _, lp := range h.plugins {
-		var names []string
-		for _, tool := range lp.tools {
-			name := tool.MCP.Name
-			if other, taken := owner[name]; taken {
-				h.logger.Warn("tool name already taken; leaving this plugin's tool out",
-					"plugin", lp.cfg.Name, "tool", name, "owner", other)
-				continue
-			}
-			owner[name] = lp.cfg.Name
-			p, t := lp.plugin, tool
-			h.server.AddTool(t.MCP, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return bridge.CallTool(ctx, p, t, req)
-			})
-			names = append(names, name)
+// list reads everything the plugin contributes, applying its tool prefix.
+func (lp *loadedPlugin) list(ctx context.Context) error {
+	var err error
+	p := lp.plugin
+	if p.Has(abi.ExportListTools) {
+		if lp.tools, err = bridge.ListTools(ctx, p); err != nil {
+			return err
 		}
-		h.logger.Info("plugin loaded", "plugin", lp.cfg.Name, "path", lp.cfg.Path,
-			"abi", lp.plugin.ABIVersion(), "tools", names)
+		if lp.cfg.Prefix != "" {
+			for i := range lp.tools {
+				t := *lp.tools[i].MCP
+				t.Name = lp.cfg.Prefix + t.Name
+				lp.tools[i].MCP = &t
+			}
+		}
 	}
+	if p.Has(abi.ExportListResources) {
+		if lp.resources, err = bridge.ListResources(ctx, p); err != nil {
+			return err
+		}
+	}
+	if p.Has(abi.ExportListResourceTemplates) {
+		if lp.templates, err = bridge.ListResourceTemplates(ctx, p); err != nil {
+			return err
+		}
+	}
+	if p.Has(abi.ExportListPrompts) {
+		if lp.prompts, err = bridge.ListPrompts(ctx, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// countInFlight is a receiving middleware that counts requests (not
+// notifications) being handled.
+func (h *Host) countInFlight(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if strings.HasPrefix(method, "notifications/") {
+			return next(ctx, method, req)
+		}
+		h.inflight.Add(1)
+		defer h.inflight.Add(-1)
+		return next(ctx, method, req)
+	}
+}
+
+// complete routes completion/complete to the plugin owning the prompt or
+// resource template the reference names.
+func (h *Host) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	c := h.catalog.Load()
+	ref := req.Params.Ref
+	if ref == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "completion: ref is missing"}
+	}
+	var owner *loadedPlugin
+	switch ref.Type {
+	case "ref/prompt":
+		if e, ok := c.prompts[ref.Name]; ok {
+			owner = e.plugin
+		}
+	case "ref/resource":
+		owner, _ = c.lookupResource(ref.URI)
+	default:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("completion: unknown ref type %q", ref.Type)}
+	}
+	if owner == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("completion: no prompt or resource template %q", ref.Name+ref.URI)}
+	}
+	if !owner.plugin.Has(abi.ExportComplete) {
+		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
+	}
+	return bridge.Complete(hostfn.WithRequest(ctx, &hostfn.Request{Session: req.Session}), owner.plugin, ref, req)
+}
+
+// subscribe accepts a subscription to a URI some plugin serves.
+func (h *Host) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
+	if _, ok := h.catalog.Load().lookupResource(req.Params.URI); !ok {
+		return mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	return nil
+}
+
+// ResourceUpdated implements hostfn.Notifier.
+func (h *Host) ResourceUpdated(ctx context.Context, uri string) {
+	if h.server == nil {
+		return
+	}
+	if err := h.server.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri}); err != nil {
+		h.logger.Warn("resource updated notification failed", "uri", uri, "error", err)
+	}
+}
+
+// ListChanged implements hostfn.Notifier.
+func (h *Host) ListChanged(_ context.Context, plugin, kind string) {
+	h.logger.Info("plugin announced a list change; it takes effect on the next reload", "plugin", plugin, "list", kind)
+}
+
+// matchTemplate reports whether uri matches the RFC 6570 template.
+func matchTemplate(template, uri string) bool {
+	t, err := uritemplate.New(template)
+	if err != nil {
+		return false
+	}
+	return t.Regexp().MatchString(uri)
 }
 
 // Server returns the MCP server, to connect it to any go-sdk transport.
@@ -213,13 +338,14 @@ func (h *Host) Server() *mcp.Server { return h.server }
 
 // Plugins describes the loaded plugins, in config order.
 func (h *Host) Plugins() []PluginInfo {
+	c := h.catalog.Load()
 	infos := make([]PluginInfo, 0, len(h.plugins))
 	for _, lp := range h.plugins {
-		info := PluginInfo{Name: lp.cfg.Name, Path: lp.cfg.Path, ABIVersion: lp.plugin.ABIVersion()}
-		for _, t := range lp.tools {
-			info.Tools = append(info.Tools, t.MCP.Name)
-		}
-		infos = append(infos, info)
+		tools, resources, templates, prompts := c.contributions(lp)
+		infos = append(infos, PluginInfo{
+			Name: lp.cfg.Name, Path: lp.cfg.Path, ABIVersion: lp.plugin.ABIVersion(),
+			Tools: sorted(tools), Resources: sorted(resources), Templates: sorted(templates), Prompts: sorted(prompts),
+		})
 	}
 	return infos
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -41,6 +42,7 @@ const usage = `mcphost hosts sandboxed WebAssembly plugins behind one MCP server
 
 Usage:
   mcphost serve    [--config FILE] [--log-level LEVEL]   serve MCP over stdio
+                   [--http ADDR] [--stateless]           ... or over Streamable HTTP at http://ADDR/mcp
   mcphost validate [--config FILE]                       check the config and load every plugin
   mcphost version                                        print the version
 
@@ -72,8 +74,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 type commonFlags struct {
-	config   string
-	logLevel string
+	config    string
+	logLevel  string
+	http      string
+	stateless bool
 }
 
 func parseFlags(name string, args []string, stderr io.Writer) (commonFlags, error) {
@@ -82,6 +86,10 @@ func parseFlags(name string, args []string, stderr io.Writer) (commonFlags, erro
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.config, "config", "mcphost.toml", "config file")
 	fs.StringVar(&f.logLevel, "log-level", "", "log level (trace, debug, info, warn, error); overrides [server] log_level")
+	if name == "serve" {
+		fs.StringVar(&f.http, "http", "", "serve Streamable HTTP on this address (e.g. 127.0.0.1:8808) instead of stdio")
+		fs.BoolVar(&f.stateless, "stateless", false, "serve the stateless 2026-07-28 protocol revision over HTTP")
+	}
 	if err := fs.Parse(args); err != nil {
 		return f, &usageError{err.Error()}
 	}
@@ -120,12 +128,24 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		os.Unsetenv("EXTISM_ENABLE_WASI_OUTPUT")
 	}
 
+	if f.http != "" {
+		cfg.Server.Transport, cfg.Server.Listen = "http", f.http
+	}
+	if f.stateless {
+		cfg.Server.Stateless = true
+	}
+
 	h, err := host.New(ctx, cfg, host.Options{Logger: logger, Version: buildVersion(), SkipBrokenPlugins: true})
 	if err != nil {
 		return err
 	}
-	logger.Info("serving MCP over stdio", "config", cfg.Path, "plugins", len(h.Plugins()))
-	serveErr := h.ServeStdio(ctx, stdin, stdout)
+	var serveErr error
+	if cfg.Server.Transport == "http" {
+		serveErr = serveHTTP(ctx, h, cfg, logger, stderr)
+	} else {
+		logger.Info("serving MCP over stdio", "config", cfg.Path, "plugins", len(h.Plugins()))
+		serveErr = h.ServeStdio(ctx, stdin, stdout)
+	}
 
 	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
@@ -134,6 +154,23 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	logger.Info("stopped")
 	return serveErr
+}
+
+// serveHTTP listens on the configured address and serves until ctx ends
+// (SIGINT/SIGTERM), then drains requests in flight.
+func serveHTTP(ctx context.Context, h *host.Host, cfg *host.Config, logger hclog.Logger, stderr io.Writer) error {
+	ln, err := net.Listen("tcp", cfg.Server.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Server.Listen, err)
+	}
+	mode := "stateful"
+	if cfg.Server.Stateless {
+		mode = "stateless (2026-07-28)"
+	}
+	url := "http://" + ln.Addr().String() + host.MCPPath
+	logger.Info("serving MCP over Streamable HTTP", "url", url, "mode", mode, "config", cfg.Path, "plugins", len(h.Plugins()))
+	fmt.Fprintf(stderr, "mcphost: MCP endpoint %s\n", url)
+	return h.ServeHTTP(ctx, ln, shutdownTimeout)
 }
 
 func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -10,6 +10,8 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -49,7 +51,29 @@ type Server struct {
 	// CacheDir holds wazero's compilation cache. Empty means the user cache
 	// directory; "off" disables the on-disk cache.
 	CacheDir string
+	// Transport is "stdio" (the default) or "http".
+	Transport string
+	// Listen is the address the HTTP transport listens on.
+	Listen string
+	// Stateless serves the stateless 2026-07-28 protocol revision over HTTP.
+	Stateless bool
+	// PageSize is how many items a list response holds at most.
+	PageSize int
+	// ListTTL is the ttlMs hint on list results (2026-07-28 clients).
+	ListTTL time.Duration
+	// AllowedOrigins are extra Origin values (scheme://host:port) accepted
+	// over HTTP besides the listen address itself.
+	AllowedOrigins []string
+	// SessionTimeout closes HTTP sessions idle this long.
+	SessionTimeout time.Duration
 }
+
+// Defaults for the [server] table.
+const (
+	DefaultListen         = "127.0.0.1:8808"
+	DefaultPageSize       = 100
+	DefaultSessionTimeout = 30 * time.Minute
+)
 
 // Plugin is one [[plugin]] table.
 type Plugin struct {
@@ -67,14 +91,23 @@ type Plugin struct {
 	MaxOutputKB int
 	// Config is handed to the plugin (Extism config_get).
 	Config map[string]string
+	// Prefix is prepended to the names of the plugin's tools.
+	Prefix string
 }
 
 // fileConfig mirrors the TOML layout; see Config for the meaning of fields.
 type fileConfig struct {
 	Server struct {
-		Name     string `toml:"name"`
-		LogLevel string `toml:"log_level"`
-		CacheDir string `toml:"cache_dir"`
+		Name           string   `toml:"name"`
+		LogLevel       string   `toml:"log_level"`
+		CacheDir       string   `toml:"cache_dir"`
+		Transport      string   `toml:"transport"`
+		Listen         string   `toml:"listen"`
+		Stateless      bool     `toml:"stateless"`
+		PageSize       *int     `toml:"page_size"`
+		ListTTL        string   `toml:"list_ttl"`
+		AllowedOrigins []string `toml:"allowed_origins"`
+		SessionTimeout string   `toml:"session_timeout"`
 	} `toml:"server"`
 	Plugins []filePlugin `toml:"plugin"`
 }
@@ -87,16 +120,21 @@ type filePlugin struct {
 	MaxInstances *int              `toml:"max_instances"`
 	MaxOutputKB  *int              `toml:"max_output_kb"`
 	Config       map[string]string `toml:"config"`
+	Prefix       string            `toml:"prefix"`
 }
 
 var knownKeys = map[string][]string{
-	"server": {"name", "log_level", "cache_dir"},
-	"plugin": {"name", "path", "timeout", "memory_mb", "max_instances", "max_output_kb", "config"},
+	"server": {"name", "log_level", "cache_dir", "transport", "listen", "stateless", "page_size", "list_ttl", "allowed_origins", "session_timeout"},
+	"plugin": {"name", "path", "timeout", "memory_mb", "max_instances", "max_output_kb", "config", "prefix"},
 }
 
 // validName is what a plugin name may look like: it appears in logs, errors,
 // CLI arguments and, later, tool-name prefixes.
 var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// validPrefix is what a tool-name prefix may look like (tool names allow
+// A-Z a-z 0-9 _ - .).
+var validPrefix = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
 var logLevels = []string{"trace", "debug", "info", "warn", "error"}
 
@@ -153,6 +191,7 @@ func Parse(path string, data []byte) (*Config, error) {
 		problems = append(problems, fmt.Errorf("%s: [server] log_level: %q is not one of %s",
 			path, fc.Server.LogLevel, strings.Join(logLevels, ", ")))
 	}
+	problems = append(problems, convertServer(path, fc, &cfg.Server)...)
 	if cfg.Server.CacheDir != "" && cfg.Server.CacheDir != "off" && !filepath.IsAbs(cfg.Server.CacheDir) {
 		cfg.Server.CacheDir = filepath.Join(filepath.Dir(absPath), cfg.Server.CacheDir)
 	}
@@ -173,6 +212,64 @@ func Parse(path string, data []byte) (*Config, error) {
 	return cfg, nil
 }
 
+// convertServer checks and fills the transport keys of [server].
+func convertServer(path string, fc fileConfig, s *Server) []error {
+	var problems []error
+	bad := func(format string, args ...any) {
+		problems = append(problems, fmt.Errorf("%s: [server] %s", path, fmt.Sprintf(format, args...)))
+	}
+	fs := fc.Server
+	s.Transport = strings.ToLower(fs.Transport)
+	switch s.Transport {
+	case "":
+		s.Transport = "stdio"
+	case "stdio", "http":
+	default:
+		bad("transport: %q is not one of stdio, http", fs.Transport)
+	}
+	s.Listen = fs.Listen
+	if s.Listen == "" {
+		s.Listen = DefaultListen
+	} else if _, _, err := net.SplitHostPort(s.Listen); err != nil {
+		bad("listen: %q is not host:port (e.g. \"127.0.0.1:8808\")", fs.Listen)
+	}
+	s.Stateless = fs.Stateless
+	s.PageSize = DefaultPageSize
+	if fs.PageSize != nil {
+		if *fs.PageSize < 1 || *fs.PageSize > 10000 {
+			bad("page_size: %d is out of range (expected 1 to 10000)", *fs.PageSize)
+		} else {
+			s.PageSize = *fs.PageSize
+		}
+	}
+	parseDuration := func(key, text string, def time.Duration, allowZero bool) time.Duration {
+		if text == "" {
+			return def
+		}
+		d, err := time.ParseDuration(text)
+		if err != nil {
+			bad("%s: %q is not a duration (expected e.g. \"10s\", \"5m\")", key, text)
+			return def
+		}
+		if d < 0 || (d == 0 && !allowZero) {
+			bad("%s: %q must be greater than zero", key, text)
+			return def
+		}
+		return d
+	}
+	s.ListTTL = parseDuration("list_ttl", fs.ListTTL, 0, true)
+	s.SessionTimeout = parseDuration("session_timeout", fs.SessionTimeout, DefaultSessionTimeout, false)
+	for _, o := range fs.AllowedOrigins {
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			bad("allowed_origins: %q is not an origin (expected scheme://host[:port], e.g. \"http://localhost:6274\")", o)
+			continue
+		}
+		s.AllowedOrigins = append(s.AllowedOrigins, u.Scheme+"://"+u.Host)
+	}
+	return problems
+}
+
 func convertPlugin(path, baseDir string, index int, fp filePlugin) (Plugin, []error) {
 	var problems []error
 	where := fmt.Sprintf("%s: [[plugin]] #%d", path, index+1)
@@ -190,6 +287,10 @@ func convertPlugin(path, baseDir string, index int, fp filePlugin) (Plugin, []er
 		MaxInstances: 0,
 		MaxOutputKB:  DefaultMaxOutputKB,
 		Config:       fp.Config,
+		Prefix:       fp.Prefix,
+	}
+	if fp.Prefix != "" && !validPrefix.MatchString(fp.Prefix) {
+		bad("prefix: %q is not a valid tool-name prefix (letters, digits, '_', '-', '.'; at most 64)", fp.Prefix)
 	}
 	switch {
 	case fp.Name == "":

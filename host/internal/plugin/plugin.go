@@ -45,6 +45,9 @@ type Options struct {
 	Cache wazero.CompilationCache
 	// Logger receives the plugin's log calls and its WASI stdout/stderr.
 	Logger hclog.Logger
+	// HostFunctions are the functions the plugin may import besides Extism's
+	// kernel and WASI.
+	HostFunctions []extism.HostFunction
 }
 
 // Plugin is a loaded, ready plugin. Its methods are safe for concurrent use.
@@ -98,7 +101,7 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 	compiled, err := extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{
 		RuntimeConfig: rc,
 		EnableWasi:    true,
-	}, nil)
+	}, opts.HostFunctions)
 	if err != nil {
 		return nil, fmt.Errorf("compile: %w", err)
 	}
@@ -229,7 +232,9 @@ func (p *Plugin) Call(ctx context.Context, export string, input []byte) ([]byte,
 		return nil, &CallError{Plugin: p.name, Export: export, Kind: KindOutputTooLarge,
 			Err: fmt.Errorf("output of %d bytes exceeds the cap of %d bytes (max_output_kb)", len(out), p.maxOutputBytes)}
 	}
-	p.pool.put(inst, true)
+	// wazero interrupts a call when its context ends; one that ended just
+	// as the call returned may have left the instance closed.
+	p.pool.put(inst, ctx.Err() == nil)
 	if rc != 0 {
 		return nil, &CallError{Plugin: p.name, Export: export, Kind: KindPluginError,
 			Err: fmt.Errorf("returned code %d without an error message", rc)}

@@ -1,0 +1,139 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MCPPath is where the Streamable HTTP transport serves MCP.
+const MCPPath = "/mcp"
+
+// HTTPHandler returns the Streamable HTTP handler for this host's server,
+// mounted at MCPPath, for a server listening on listenAddr. Requests whose
+// Host header is not the listen address (or localhost at its port), or
+// whose Origin is neither that nor one of [server] allowed_origins, get 403:
+// this is what stops a web page from reaching a local server through DNS
+// rebinding.
+func (h *Host) HTTPHandler(listenAddr string) http.Handler {
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server },
+		&mcp.StreamableHTTPOptions{
+			Stateless:      h.cfg.Server.Stateless,
+			SessionTimeout: h.cfg.Server.SessionTimeout,
+			Logger:         slogFor(h.logger.Named("http")),
+		})
+	guard := newOriginGuard(listenAddr, h.cfg.Server.AllowedOrigins)
+	mux := http.NewServeMux()
+	mux.Handle(MCPPath, guard.wrap(mcpHandler))
+	return mux
+}
+
+// originGuard refuses requests addressed to another host or sent by a page
+// from another origin.
+type originGuard struct {
+	hosts   []string // acceptable Host header values
+	origins []string // acceptable Origin header values
+}
+
+func newOriginGuard(listenAddr string, extraOrigins []string) *originGuard {
+	g := &originGuard{}
+	host, port, err := net.SplitHostPort(listenAddr)
+	if err != nil {
+		host, port = listenAddr, ""
+	}
+	names := []string{host}
+	ip := net.ParseIP(host)
+	if host == "" || host == "localhost" || (ip != nil && (ip.IsLoopback() || ip.IsUnspecified())) {
+		names = append(names, "localhost", "127.0.0.1", "[::1]", "::1")
+	}
+	for _, n := range names {
+		hostport := n
+		if port != "" {
+			hostport = net.JoinHostPort(strings.Trim(n, "[]"), port)
+		}
+		g.hosts = append(g.hosts, strings.ToLower(hostport))
+		g.origins = append(g.origins, "http://"+strings.ToLower(hostport), "https://"+strings.ToLower(hostport))
+	}
+	for _, o := range extraOrigins {
+		g.origins = append(g.origins, strings.ToLower(o))
+		if u, err := url.Parse(o); err == nil {
+			g.hosts = append(g.hosts, strings.ToLower(u.Host))
+		}
+	}
+	return g
+}
+
+func (g *originGuard) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !slices.Contains(g.hosts, strings.ToLower(r.Host)) {
+			http.Error(w, fmt.Sprintf("Forbidden: Host %q is not this server's address", r.Host), http.StatusForbidden)
+			return
+		}
+		if origin := r.Header.Get("Origin"); origin != "" && !slices.Contains(g.origins, strings.ToLower(origin)) {
+			http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not allowed (add it to [server] allowed_origins)", origin), http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// ServeHTTP serves MCP over Streamable HTTP on ln until ctx is done, then
+// stops accepting, lets requests in flight finish for at most grace, and
+// returns. ready, if non-nil, is called once the server accepts requests.
+func (h *Host) ServeHTTP(ctx context.Context, ln net.Listener, grace time.Duration) error {
+	srv := &http.Server{
+		Handler:           h.HTTPHandler(ln.Addr().String()),
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve HTTP on %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	h.logger.Info("shutting down: no new connections; waiting for requests in flight", "grace", grace, "in_flight", h.inflight.Load())
+	graceCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
+	defer cancel()
+	shutdownDone := make(chan error, 1)
+	go func() { shutdownDone <- srv.Shutdown(graceCtx) }()
+	// Shutdown closes the listener and idle connections, but a session's
+	// SSE stream never goes idle: once no MCP request is running, end the
+	// sessions so their streams close too.
+	h.waitIdle(graceCtx)
+	for ss := range h.server.Sessions() {
+		ss.Close()
+	}
+	err := <-shutdownDone
+	if errors.Is(err, context.DeadlineExceeded) {
+		h.logger.Warn("requests still running after the grace period; closing them", "in_flight", h.inflight.Load())
+		srv.Close()
+		err = nil
+	}
+	if serveErr := <-errc; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return serveErr
+	}
+	return err
+}
+
+// waitIdle returns when no MCP request is being handled, or ctx is done.
+func (h *Host) waitIdle(ctx context.Context) {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for h.inflight.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}

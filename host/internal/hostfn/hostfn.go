@@ -1,0 +1,190 @@
+// Package hostfn provides the host functions a plugin may import from
+// module "extism:host/user" (see abi/ABI.md, "Host functions").
+//
+// A host function runs inside a plugin call, on the goroutine of that call,
+// with the call's context. The MCP request the call serves (its session and
+// progress token) travels in that context: WithRequest puts it there before
+// the host calls the plugin. A host function called outside a request (while
+// the host lists a plugin's tools at load) still works; what needs a client
+// is only logged.
+package hostfn
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Namespace is the Wasm import module of mcphost's host functions.
+const Namespace = "extism:host/user"
+
+// maxPayloadBytes bounds the JSON a plugin may pass to a host function.
+const maxPayloadBytes = 1 << 20
+
+// Request is the MCP request a plugin call serves.
+type Request struct {
+	// Session is the client session, or nil when unknown.
+	Session *mcp.ServerSession
+	// ProgressToken is the request's _meta.progressToken, or nil.
+	ProgressToken any
+}
+
+type requestKey struct{}
+
+// WithRequest returns ctx carrying r for the host functions.
+func WithRequest(ctx context.Context, r *Request) context.Context {
+	return context.WithValue(ctx, requestKey{}, r)
+}
+
+func requestFrom(ctx context.Context) *Request {
+	r, _ := ctx.Value(requestKey{}).(*Request)
+	if r == nil {
+		return &Request{}
+	}
+	return r
+}
+
+// Notifier receives what a plugin announces that concerns every client,
+// not just the request being served.
+type Notifier interface {
+	// ResourceUpdated tells the sessions subscribed to uri that it changed.
+	ResourceUpdated(ctx context.Context, uri string)
+	// ListChanged tells the host that the plugin's list of kind ("tools",
+	// "resources" or "prompts") changed.
+	ListChanged(ctx context.Context, plugin, kind string)
+}
+
+// Functions returns the host functions for the plugin named plugin.
+func Functions(plugin string, logger hclog.Logger, notifier Notifier) []extism.HostFunction {
+	f := &functions{plugin: plugin, logger: logger, notifier: notifier}
+	fns := []extism.HostFunction{
+		f.withPayload("notify_logging_message", f.loggingMessage),
+		f.withPayload("notify_progress", f.progress),
+		f.withPayload("notify_resource_updated", f.resourceUpdated),
+		f.noPayload("notify_tool_list_changed", func(ctx context.Context) { f.notifier.ListChanged(ctx, f.plugin, "tools") }),
+		f.noPayload("notify_resource_list_changed", func(ctx context.Context) { f.notifier.ListChanged(ctx, f.plugin, "resources") }),
+		f.noPayload("notify_prompt_list_changed", func(ctx context.Context) { f.notifier.ListChanged(ctx, f.plugin, "prompts") }),
+	}
+	for i := range fns {
+		fns[i].SetNamespace(Namespace)
+	}
+	return fns
+}
+
+type functions struct {
+	plugin   string
+	logger   hclog.Logger
+	notifier Notifier
+}
+
+// withPayload defines a host function (i64 offset of a JSON block) -> ().
+// A payload that cannot be read or decoded is logged and ignored: a host
+// function never traps the plugin for a bad argument.
+func (f *functions) withPayload(name string, handle func(ctx context.Context, payload []byte) error) extism.HostFunction {
+	return extism.NewHostFunctionWithStack(name, func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
+		offset := stack[0]
+		n, err := p.Length(offset)
+		if err != nil {
+			f.logger.Warn("host function: bad payload", "function", name, "error", err)
+			return
+		}
+		if n > maxPayloadBytes {
+			f.logger.Warn("host function: payload too large", "function", name, "bytes", n, "max", maxPayloadBytes)
+			return
+		}
+		payload, err := p.ReadBytes(offset)
+		if err != nil {
+			f.logger.Warn("host function: bad payload", "function", name, "error", err)
+			return
+		}
+		if err := handle(ctx, payload); err != nil {
+			f.logger.Warn("host function refused", "function", name, "error", err)
+		}
+	}, []extism.ValueType{extism.ValueTypeI64}, nil)
+}
+
+// noPayload defines a host function () -> ().
+func (f *functions) noPayload(name string, handle func(ctx context.Context)) extism.HostFunction {
+	return extism.NewHostFunctionWithStack(name, func(ctx context.Context, _ *extism.CurrentPlugin, _ []uint64) {
+		handle(ctx)
+	}, nil, nil)
+}
+
+// decodeStrict decodes one JSON object into v, refusing unknown fields.
+func decodeStrict(payload []byte, v any) error {
+	if err := json.Unmarshal(payload, v); err != nil {
+		return fmt.Errorf("payload is not the expected JSON: %w", err)
+	}
+	return nil
+}
+
+var logLevels = map[mcp.LoggingLevel]hclog.Level{
+	"debug": hclog.Debug, "info": hclog.Info, "notice": hclog.Info,
+	"warning": hclog.Warn, "error": hclog.Error, "critical": hclog.Error,
+	"alert": hclog.Error, "emergency": hclog.Error,
+}
+
+// loggingMessage: {"level": "info", "logger": "…", "data": any}. Goes to the
+// host log, and to the client as notifications/message when the session's
+// level lets it through.
+func (f *functions) loggingMessage(ctx context.Context, payload []byte) error {
+	var msg mcp.LoggingMessageParams
+	if err := decodeStrict(payload, &msg); err != nil {
+		return err
+	}
+	level, ok := logLevels[msg.Level]
+	if !ok {
+		return fmt.Errorf("unknown level %q (debug, info, notice, warning, error, critical, alert, emergency)", msg.Level)
+	}
+	f.logger.Log(level, "plugin log", "logger", msg.Logger, "data", msg.Data)
+	req := requestFrom(ctx)
+	if req.Session == nil {
+		return nil
+	}
+	if msg.Logger == "" {
+		msg.Logger = f.plugin
+	}
+	return req.Session.Log(ctx, &msg)
+}
+
+// progress: {"progress": n, "total": n, "message": "…"} for the current
+// request's progress token; without a token there is nobody to tell.
+func (f *functions) progress(ctx context.Context, payload []byte) error {
+	var p struct {
+		Progress float64 `json:"progress"`
+		Total    float64 `json:"total,omitempty"`
+		Message  string  `json:"message,omitempty"`
+	}
+	if err := decodeStrict(payload, &p); err != nil {
+		return err
+	}
+	req := requestFrom(ctx)
+	if req.Session == nil || req.ProgressToken == nil {
+		return nil
+	}
+	return req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+		ProgressToken: req.ProgressToken,
+		Progress:      p.Progress,
+		Total:         p.Total,
+		Message:       p.Message,
+	})
+}
+
+// resourceUpdated: {"uri": "…"}; reaches only the sessions subscribed to it.
+func (f *functions) resourceUpdated(ctx context.Context, payload []byte) error {
+	var p struct {
+		URI string `json:"uri"`
+	}
+	if err := decodeStrict(payload, &p); err != nil {
+		return err
+	}
+	if p.URI == "" {
+		return fmt.Errorf("uri is missing")
+	}
+	f.notifier.ResourceUpdated(ctx, p.URI)
+	return nil
+}
