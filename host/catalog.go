@@ -2,10 +2,13 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/mcphost/mcphost/host/internal/bridge"
 	"github.com/mcphost/mcphost/host/internal/hostfn"
@@ -13,13 +16,13 @@ import (
 
 // catalog is everything the loaded plugins contribute, keyed by the names
 // and URIs clients use. It is built whole from a list of plugins and never
-// changed afterwards, so it can be shared without locks.
+// changed afterwards, so requests read it without locks; a reload builds a
+// new one and swaps it in.
 type catalog struct {
 	tools     map[string]toolEntry
 	resources map[string]resourceEntry
 	templates map[string]templateEntry
 	prompts   map[string]promptEntry
-	order     []string // plugin names in config order, for logs
 }
 
 type toolEntry struct {
@@ -35,6 +38,7 @@ type resourceEntry struct {
 type templateEntry struct {
 	plugin   *loadedPlugin
 	template *mcp.ResourceTemplate
+	matcher  *uritemplate.Template
 }
 
 type promptEntry struct {
@@ -52,36 +56,37 @@ func buildCatalog(plugins []*loadedPlugin, logger hclog.Logger) *catalog {
 		templates: map[string]templateEntry{},
 		prompts:   map[string]promptEntry{},
 	}
-	refuse := func(lp *loadedPlugin, kind, name, owner string) {
-		logger.Warn(fmt.Sprintf("%s already offered by another plugin; leaving this one out", kind),
-			"plugin", lp.cfg.Name, kind, name, "owner", owner)
+	refuse := func(lp *loadedPlugin, kind, name string, owner *loadedPlugin) {
+		logger.Warn(kind+" already offered by another plugin; leaving this one out",
+			"plugin", lp.cfg.Name, kind, name, "owner", owner.cfg.Name)
 	}
 	for _, lp := range plugins {
-		c.order = append(c.order, lp.cfg.Name)
 		for _, t := range lp.tools {
 			if e, taken := c.tools[t.MCP.Name]; taken {
-				refuse(lp, "tool", t.MCP.Name, e.plugin.cfg.Name)
+				refuse(lp, "tool", t.MCP.Name, e.plugin)
 				continue
 			}
 			c.tools[t.MCP.Name] = toolEntry{plugin: lp, tool: t}
 		}
 		for _, r := range lp.resources {
 			if e, taken := c.resources[r.URI]; taken {
-				refuse(lp, "resource", r.URI, e.plugin.cfg.Name)
+				refuse(lp, "resource", r.URI, e.plugin)
 				continue
 			}
 			c.resources[r.URI] = resourceEntry{plugin: lp, resource: r}
 		}
 		for _, t := range lp.templates {
 			if e, taken := c.templates[t.URITemplate]; taken {
-				refuse(lp, "resource template", t.URITemplate, e.plugin.cfg.Name)
+				refuse(lp, "template", t.URITemplate, e.plugin)
 				continue
 			}
-			c.templates[t.URITemplate] = templateEntry{plugin: lp, template: t}
+			// Validated when listed, so this cannot fail.
+			m, _ := uritemplate.New(t.URITemplate)
+			c.templates[t.URITemplate] = templateEntry{plugin: lp, template: t, matcher: m}
 		}
 		for _, p := range lp.prompts {
 			if e, taken := c.prompts[p.Name]; taken {
-				refuse(lp, "prompt", p.Name, e.plugin.cfg.Name)
+				refuse(lp, "prompt", p.Name, e.plugin)
 				continue
 			}
 			c.prompts[p.Name] = promptEntry{plugin: lp, prompt: p}
@@ -90,7 +95,8 @@ func buildCatalog(plugins []*loadedPlugin, logger hclog.Logger) *catalog {
 	return c
 }
 
-// contributions lists, for a log line, what a plugin has in the catalog.
+// contributions lists, for logs and PluginInfo, what a plugin has in the
+// catalog.
 func (c *catalog) contributions(lp *loadedPlugin) (tools, resources, templates, prompts []string) {
 	for name, e := range c.tools {
 		if e.plugin == lp {
@@ -115,53 +121,185 @@ func (c *catalog) contributions(lp *loadedPlugin) (tools, resources, templates, 
 	return
 }
 
-// withRequest puts the MCP request a plugin call serves into ctx, for the
-// host functions.
-func withRequest(ctx context.Context, session *mcp.ServerSession, params interface{ GetProgressToken() any }) context.Context {
-	return hostfn.WithRequest(ctx, &hostfn.Request{Session: session, ProgressToken: params.GetProgressToken()})
-}
-
-// apply registers the catalog's entries on server. Handlers capture their
-// entry, so a call always runs on the plugin generation it was routed to.
-func (c *catalog) apply(server *mcp.Server) {
-	for _, e := range c.tools {
-		server.AddTool(e.tool.MCP, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return bridge.CallTool(withRequest(ctx, req.Session, req.Params), e.plugin.plugin, e.tool, req)
-		})
-	}
-	read := func(lp *loadedPlugin) mcp.ResourceHandler {
-		return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			return bridge.ReadResource(withRequest(ctx, req.Session, req.Params), lp.plugin, req)
-		}
-	}
-	for _, e := range c.resources {
-		server.AddResource(e.resource, read(e.plugin))
-	}
-	for _, e := range c.templates {
-		server.AddResourceTemplate(e.template, read(e.plugin))
-	}
-	for _, e := range c.prompts {
-		server.AddPrompt(e.prompt, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-			return bridge.GetPrompt(withRequest(ctx, req.Session, req.Params), e.plugin.plugin, e.prompt, e.prompt.Name, req)
-		})
-	}
-}
-
 // lookupResource finds the plugin serving uri: a concrete resource first,
-// then a template that matches it.
+// then a template (by its own text, for completion, or by matching).
 func (c *catalog) lookupResource(uri string) (*loadedPlugin, bool) {
 	if e, ok := c.resources[uri]; ok {
 		return e.plugin, true
 	}
-	for _, e := range c.templates {
-		if e.template.URITemplate == uri {
-			return e.plugin, true
-		}
+	if e, ok := c.templates[uri]; ok {
+		return e.plugin, true
 	}
 	for _, e := range c.templates {
-		if matchTemplate(e.template.URITemplate, uri) {
+		if e.matcher.Regexp().MatchString(uri) {
 			return e.plugin, true
 		}
 	}
 	return nil, false
+}
+
+// sameJSON reports whether two definitions marshal identically: a reload
+// re-registers only what a client would see as changed.
+func sameJSON(a, b any) bool {
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(ja) == string(jb)
+}
+
+// applyTo brings server's registrations from old (nil at start) to c: it
+// removes what is gone, and adds what is new or whose definition changed.
+// go-sdk sends list_changed for each kind that changed (one per kind for a
+// burst), and nothing for a kind that did not.
+func (c *catalog) applyTo(server *mcp.Server, old *catalog, h *Host) {
+	if old == nil {
+		old = &catalog{}
+	}
+	var gone []string
+	for name := range old.tools {
+		if _, ok := c.tools[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		server.RemoveTools(gone...)
+	}
+	for name, e := range c.tools {
+		if o, ok := old.tools[name]; !ok || !sameJSON(o.tool.MCP, e.tool.MCP) {
+			server.AddTool(e.tool.MCP, h.callTool)
+		}
+	}
+
+	gone = gone[:0]
+	for uri := range old.resources {
+		if _, ok := c.resources[uri]; !ok {
+			gone = append(gone, uri)
+		}
+	}
+	if len(gone) > 0 {
+		server.RemoveResources(gone...)
+	}
+	for uri, e := range c.resources {
+		if o, ok := old.resources[uri]; !ok || !sameJSON(o.resource, e.resource) {
+			server.AddResource(e.resource, h.readResource)
+		}
+	}
+
+	gone = gone[:0]
+	for uri := range old.templates {
+		if _, ok := c.templates[uri]; !ok {
+			gone = append(gone, uri)
+		}
+	}
+	if len(gone) > 0 {
+		server.RemoveResourceTemplates(gone...)
+	}
+	for uri, e := range c.templates {
+		if o, ok := old.templates[uri]; !ok || !sameJSON(o.template, e.template) {
+			server.AddResourceTemplate(e.template, h.readResource)
+		}
+	}
+
+	gone = gone[:0]
+	for name := range old.prompts {
+		if _, ok := c.prompts[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		server.RemovePrompts(gone...)
+	}
+	for name, e := range c.prompts {
+		if o, ok := old.prompts[name]; !ok || !sameJSON(o.prompt, e.prompt) {
+			server.AddPrompt(e.prompt, h.getPrompt)
+		}
+	}
+}
+
+// route finds what serves a request in the current catalog and takes a
+// reference on its plugin generation, so a reload cannot close it under the
+// call. If the generation was retired between the lookup and the
+// reference, the newer catalog (already swapped in) is consulted again.
+func route[E any](h *Host, find func(*catalog) (E, *loadedPlugin, bool)) (E, *loadedPlugin, bool) {
+	for {
+		e, lp, ok := find(h.catalog.Load())
+		if !ok {
+			return e, nil, false
+		}
+		if lp.acquire() {
+			return e, lp, true
+		}
+	}
+}
+
+// withRequest puts the MCP request a plugin call serves into ctx, for the
+// host functions.
+func withRequest(ctx context.Context, session *mcp.ServerSession, progressToken any) context.Context {
+	return hostfn.WithRequest(ctx, &hostfn.Request{Session: session, ProgressToken: progressToken})
+}
+
+// callTool serves tools/call for every tool.
+func (h *Host) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	e, lp, ok := route(h, func(c *catalog) (toolEntry, *loadedPlugin, bool) {
+		e, ok := c.tools[req.Params.Name]
+		return e, e.plugin, ok
+	})
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Params.Name)}
+	}
+	defer lp.release()
+	return bridge.CallTool(withRequest(ctx, req.Session, req.Params.GetProgressToken()), lp.plugin, e.tool, req)
+}
+
+// readResource serves resources/read for every resource and template.
+func (h *Host) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	_, lp, ok := route(h, func(c *catalog) (struct{}, *loadedPlugin, bool) {
+		lp, ok := c.lookupResource(req.Params.URI)
+		return struct{}{}, lp, ok
+	})
+	if !ok {
+		return nil, mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	defer lp.release()
+	return bridge.ReadResource(withRequest(ctx, req.Session, req.Params.GetProgressToken()), lp.plugin, req)
+}
+
+// getPrompt serves prompts/get for every prompt.
+func (h *Host) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	e, lp, ok := route(h, func(c *catalog) (promptEntry, *loadedPlugin, bool) {
+		e, ok := c.prompts[req.Params.Name]
+		return e, e.plugin, ok
+	})
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Params.Name)}
+	}
+	defer lp.release()
+	return bridge.GetPrompt(withRequest(ctx, req.Session, req.Params.GetProgressToken()), lp.plugin, e.prompt, e.prompt.Name, req)
+}
+
+// complete routes completion/complete to the plugin owning the prompt or
+// resource template the reference names.
+func (h *Host) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	ref := req.Params.Ref
+	if ref == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "completion: ref is missing"}
+	}
+	if ref.Type != "ref/prompt" && ref.Type != "ref/resource" {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("completion: unknown ref type %q", ref.Type)}
+	}
+	_, lp, ok := route(h, func(c *catalog) (struct{}, *loadedPlugin, bool) {
+		if ref.Type == "ref/prompt" {
+			e, ok := c.prompts[ref.Name]
+			return struct{}{}, e.plugin, ok
+		}
+		lp, ok := c.lookupResource(ref.URI)
+		return struct{}{}, lp, ok
+	})
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("completion: no prompt or resource template %q", ref.Name+ref.URI)}
+	}
+	defer lp.release()
+	if !lp.plugin.Has("complete") {
+		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
+	}
+	return bridge.Complete(withRequest(ctx, req.Session, nil), lp.plugin, ref, req)
 }

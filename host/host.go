@@ -1,5 +1,6 @@
 // Package host is mcphost's public Go API: load a config, start a Host that
-// runs the configured Wasm plugins behind an MCP server, serve it, close it.
+// runs the configured Wasm plugins behind an MCP server, serve it, reload
+// it, close it.
 //
 //	cfg, err := host.LoadConfig("mcphost.toml")
 //	h, err := host.New(ctx, cfg, host.Options{Logger: logger})
@@ -22,13 +23,9 @@ import (
 
 	extism "github.com/extism/go-sdk"
 	"github.com/hashicorp/go-hclog"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tetratelabs/wazero"
-	"github.com/yosida95/uritemplate/v3"
 
-	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/host/internal/bridge"
 	"github.com/mcphost/mcphost/host/internal/config"
 	"github.com/mcphost/mcphost/host/internal/hostfn"
 	"github.com/mcphost/mcphost/host/internal/plugin"
@@ -56,24 +53,23 @@ type Options struct {
 
 // Host runs the plugins of one config behind one MCP server.
 type Host struct {
-	cfg     *Config
-	logger  hclog.Logger
-	server  *mcp.Server
-	cache   wazero.CompilationCache
-	plugins []*loadedPlugin
-	catalog atomic.Pointer[catalog]
-	// inflight counts MCP requests being handled, for graceful shutdown.
-	inflight atomic.Int64
-}
+	logger hclog.Logger
+	server *mcp.Server
+	cache  wazero.CompilationCache
 
-// loadedPlugin is a running plugin and what it contributes.
-type loadedPlugin struct {
-	cfg       config.Plugin
-	plugin    *plugin.Plugin
-	tools     []bridge.Tool
-	resources []*mcp.Resource
-	templates []*mcp.ResourceTemplate
-	prompts   []*mcp.Prompt
+	// reloadMu serializes reloads; it guards cfg and plugins.
+	reloadMu sync.Mutex
+	cfg      *Config
+	plugins  []*loadedPlugin // current generations, in config order
+
+	catalog  atomic.Pointer[catalog]
+	inflight atomic.Int64   // MCP requests being handled, for graceful shutdown
+	retiring sync.WaitGroup // old generations waiting for their last call
+
+	// relist receives names of plugins that announced a list change.
+	relist chan string
+	stop   context.CancelFunc
+	done   chan struct{} // closed when the background loop has ended
 }
 
 // PluginInfo describes a loaded plugin and what clients see of it.
@@ -102,19 +98,10 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 	// logger can be attached, and that would go to the process's stderr.
 	extism.SetLogLevel(extism.LogLevelDebug)
 
-	h := &Host{cfg: cfg, logger: logger}
+	h := &Host{cfg: cfg, logger: logger, relist: make(chan string, 16), done: make(chan struct{})}
 	h.cache = openCompilationCache(cfg.Server.CacheDir, logger)
 
-	loaded := make([]*loadedPlugin, len(cfg.Plugins))
-	errs := make([]error, len(cfg.Plugins))
-	var wg sync.WaitGroup
-	for i, pc := range cfg.Plugins {
-		wg.Go(func() {
-			loaded[i], errs[i] = h.loadPlugin(ctx, pc)
-		})
-	}
-	wg.Wait()
-
+	loaded, errs := h.loadPlugins(ctx, cfg.Plugins, nil)
 	var failed []error
 	for i, err := range errs {
 		if err == nil {
@@ -128,7 +115,10 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 		failed = append(failed, err)
 	}
 	if len(failed) > 0 {
-		_ = h.Close(context.WithoutCancel(ctx))
+		for _, lp := range h.plugins {
+			_ = lp.plugin.Close(context.WithoutCancel(ctx))
+		}
+		_ = h.cache.Close(context.WithoutCancel(ctx))
 		return nil, errors.Join(failed...)
 	}
 
@@ -158,14 +148,22 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 	})
 	h.server.AddReceivingMiddleware(h.countInFlight)
 	c := buildCatalog(h.plugins, logger)
-	c.apply(h.server)
+	c.applyTo(h.server, nil, h)
 	h.catalog.Store(c)
 	for _, lp := range h.plugins {
-		tools, resources, templates, prompts := c.contributions(lp)
-		logger.Info("plugin loaded", "plugin", lp.cfg.Name, "path", lp.cfg.Path, "abi", lp.plugin.ABIVersion(),
-			"tools", sorted(tools), "resources", sorted(resources), "templates", sorted(templates), "prompts", sorted(prompts))
+		h.logLoaded(c, lp)
 	}
+
+	loopCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	h.stop = stop
+	go h.background(loopCtx)
 	return h, nil
+}
+
+func (h *Host) logLoaded(c *catalog, lp *loadedPlugin) {
+	tools, resources, templates, prompts := c.contributions(lp)
+	h.logger.Info("plugin loaded", "plugin", lp.cfg.Name, "path", lp.cfg.Path, "abi", lp.plugin.ABIVersion(),
+		"tools", sorted(tools), "resources", sorted(resources), "templates", sorted(templates), "prompts", sorted(prompts))
 }
 
 func sorted(s []string) []string {
@@ -196,11 +194,32 @@ func openCompilationCache(dir string, logger hclog.Logger) wazero.CompilationCac
 	return cache
 }
 
-// loadPlugin reads, compiles and starts one plugin and asks what it offers.
-func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin) (*loadedPlugin, error) {
+// loadPlugins loads the plugins of pcs in parallel. A plugin whose file and
+// settings are those of a generation in keep is not rebuilt: that
+// generation is returned as it is.
+func (h *Host) loadPlugins(ctx context.Context, pcs []config.Plugin, keep map[string]*loadedPlugin) ([]*loadedPlugin, []error) {
+	loaded := make([]*loadedPlugin, len(pcs))
+	errs := make([]error, len(pcs))
+	var wg sync.WaitGroup
+	for i, pc := range pcs {
+		wg.Go(func() {
+			loaded[i], errs[i] = h.loadPlugin(ctx, pc, keep[pc.Name])
+		})
+	}
+	wg.Wait()
+	return loaded, errs
+}
+
+// loadPlugin reads, compiles and starts one plugin and asks what it
+// offers; it returns current instead when nothing about it changed.
+func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loadedPlugin) (*loadedPlugin, error) {
 	wasm, err := os.ReadFile(pc.Path)
 	if err != nil {
 		return nil, fmt.Errorf("load plugin %q: %w", pc.Name, err)
+	}
+	hash := sha256Sum(wasm)
+	if current != nil && current.sameSource(pc, hash) {
+		return current, nil
 	}
 	logger := h.logger.Named("plugin").Named(pc.Name)
 	p, err := plugin.Load(ctx, plugin.Options{
@@ -218,46 +237,12 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin) (*loadedPlugin,
 	if err != nil {
 		return nil, fmt.Errorf("load plugin %q from %s: %w", pc.Name, pc.Path, err)
 	}
-	lp := &loadedPlugin{cfg: pc, plugin: p}
+	lp := newLoadedPlugin(pc, hash, p)
 	if err := lp.list(ctx); err != nil {
 		_ = p.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("load plugin %q from %s: %w", pc.Name, pc.Path, err)
 	}
 	return lp, nil
-}
-
-// list reads everything the plugin contributes, applying its tool prefix.
-func (lp *loadedPlugin) list(ctx context.Context) error {
-	var err error
-	p := lp.plugin
-	if p.Has(abi.ExportListTools) {
-		if lp.tools, err = bridge.ListTools(ctx, p); err != nil {
-			return err
-		}
-		if lp.cfg.Prefix != "" {
-			for i := range lp.tools {
-				t := *lp.tools[i].MCP
-				t.Name = lp.cfg.Prefix + t.Name
-				lp.tools[i].MCP = &t
-			}
-		}
-	}
-	if p.Has(abi.ExportListResources) {
-		if lp.resources, err = bridge.ListResources(ctx, p); err != nil {
-			return err
-		}
-	}
-	if p.Has(abi.ExportListResourceTemplates) {
-		if lp.templates, err = bridge.ListResourceTemplates(ctx, p); err != nil {
-			return err
-		}
-	}
-	if p.Has(abi.ExportListPrompts) {
-		if lp.prompts, err = bridge.ListPrompts(ctx, p); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // countInFlight is a receiving middleware that counts requests (not
@@ -271,34 +256,6 @@ func (h *Host) countInFlight(next mcp.MethodHandler) mcp.MethodHandler {
 		defer h.inflight.Add(-1)
 		return next(ctx, method, req)
 	}
-}
-
-// complete routes completion/complete to the plugin owning the prompt or
-// resource template the reference names.
-func (h *Host) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-	c := h.catalog.Load()
-	ref := req.Params.Ref
-	if ref == nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "completion: ref is missing"}
-	}
-	var owner *loadedPlugin
-	switch ref.Type {
-	case "ref/prompt":
-		if e, ok := c.prompts[ref.Name]; ok {
-			owner = e.plugin
-		}
-	case "ref/resource":
-		owner, _ = c.lookupResource(ref.URI)
-	default:
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("completion: unknown ref type %q", ref.Type)}
-	}
-	if owner == nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("completion: no prompt or resource template %q", ref.Name+ref.URI)}
-	}
-	if !owner.plugin.Has(abi.ExportComplete) {
-		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
-	}
-	return bridge.Complete(hostfn.WithRequest(ctx, &hostfn.Request{Session: req.Session}), owner.plugin, ref, req)
 }
 
 // subscribe accepts a subscription to a URI some plugin serves.
@@ -319,18 +276,15 @@ func (h *Host) ResourceUpdated(ctx context.Context, uri string) {
 	}
 }
 
-// ListChanged implements hostfn.Notifier.
+// ListChanged implements hostfn.Notifier: the plugin is listed again once
+// the call that announced it has ended (it holds an instance until then).
 func (h *Host) ListChanged(_ context.Context, plugin, kind string) {
-	h.logger.Info("plugin announced a list change; it takes effect on the next reload", "plugin", plugin, "list", kind)
-}
-
-// matchTemplate reports whether uri matches the RFC 6570 template.
-func matchTemplate(template, uri string) bool {
-	t, err := uritemplate.New(template)
-	if err != nil {
-		return false
+	select {
+	case h.relist <- plugin:
+		h.logger.Debug("plugin announced a list change", "plugin", plugin, "list", kind)
+	default:
+		h.logger.Warn("too many list changes announced; dropping one", "plugin", plugin, "list", kind)
 	}
-	return t.Regexp().MatchString(uri)
 }
 
 // Server returns the MCP server, to connect it to any go-sdk transport.
@@ -338,9 +292,12 @@ func (h *Host) Server() *mcp.Server { return h.server }
 
 // Plugins describes the loaded plugins, in config order.
 func (h *Host) Plugins() []PluginInfo {
+	h.reloadMu.Lock()
+	plugins := h.plugins
+	h.reloadMu.Unlock()
 	c := h.catalog.Load()
-	infos := make([]PluginInfo, 0, len(h.plugins))
-	for _, lp := range h.plugins {
+	infos := make([]PluginInfo, 0, len(plugins))
+	for _, lp := range plugins {
 		tools, resources, templates, prompts := c.contributions(lp)
 		infos = append(infos, PluginInfo{
 			Name: lp.cfg.Name, Path: lp.cfg.Path, ABIVersion: lp.plugin.ABIVersion(),
@@ -361,18 +318,28 @@ func (h *Host) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 	return err
 }
 
-// Close waits (bounded by ctx) for calls in flight and frees every plugin.
+// Close stops watching for changes, waits (bounded by ctx) for calls in
+// flight, and frees every plugin.
 func (h *Host) Close(ctx context.Context) error {
+	h.stop()
+	<-h.done
+	h.reloadMu.Lock()
+	plugins := h.plugins
+	h.plugins = nil
+	h.reloadMu.Unlock()
 	var errs []error
-	for _, lp := range h.plugins {
+	for _, lp := range plugins {
+		select {
+		case <-lp.retire():
+		case <-ctx.Done():
+		}
 		if err := lp.plugin.Close(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("close plugin %q: %w", lp.cfg.Name, err))
 		}
 	}
-	if h.cache != nil {
-		if err := h.cache.Close(context.WithoutCancel(ctx)); err != nil {
-			errs = append(errs, fmt.Errorf("close compilation cache: %w", err))
-		}
+	h.retiring.Wait()
+	if err := h.cache.Close(context.WithoutCancel(ctx)); err != nil {
+		errs = append(errs, fmt.Errorf("close compilation cache: %w", err))
 	}
 	return errors.Join(errs...)
 }

@@ -44,17 +44,18 @@ func RepoRoot(t testing.TB) string {
 }
 
 // GoPlugin builds the Go plugin in the package directory rel (relative to the
-// repository root, e.g. "plugins/hello") for wasip1 and returns the path of
-// the .wasm file.
-func GoPlugin(t testing.TB, rel string) string {
+// repository root, e.g. "plugins/hello") for wasip1, with the given build
+// tags, and returns the path of the .wasm file.
+func GoPlugin(t testing.TB, rel string, tags ...string) string {
 	t.Helper()
 	root := RepoRoot(t)
 	mu.Lock()
 	defer mu.Unlock()
-	if p, ok := built[rel]; ok {
+	id := rel + " " + strings.Join(tags, ",")
+	if p, ok := built[id]; ok {
 		return p
 	}
-	key, err := sourceHash(root, rel, "sdk", "abi")
+	key, err := sourceHash(root, strings.Join(tags, ","), rel, "sdk", "abi")
 	if err != nil {
 		t.Fatalf("hash sources of %s: %v", rel, err)
 	}
@@ -73,7 +74,7 @@ func GoPlugin(t testing.TB, rel string) string {
 			t.Fatal(err)
 		}
 		tmp.Close()
-		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", tmp.Name(), "./"+rel)
+		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-tags", strings.Join(tags, ","), "-o", tmp.Name(), "./"+rel)
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
 		if b, err := cmd.CombinedOutput(); err != nil {
@@ -84,14 +85,15 @@ func GoPlugin(t testing.TB, rel string) string {
 			t.Fatal(err)
 		}
 	}
-	built[rel] = out
+	built[id] = out
 	return out
 }
 
-// sourceHash hashes go.mod, go.sum and every file under the given
-// directories of root.
-func sourceHash(root string, dirs ...string) (string, error) {
+// sourceHash hashes the build tags, go.mod, go.sum and every file under the
+// given directories of root.
+func sourceHash(root, tags string, dirs ...string) (string, error) {
 	h := sha256.New()
+	fmt.Fprintf(h, "tags %s\n", tags)
 	var files []string
 	files = append(files, filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum"))
 	for _, d := range dirs {

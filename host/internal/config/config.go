@@ -66,6 +66,8 @@ type Server struct {
 	AllowedOrigins []string
 	// SessionTimeout closes HTTP sessions idle this long.
 	SessionTimeout time.Duration
+	// Watch reloads plugins and the config when their files change.
+	Watch bool
 }
 
 // Defaults for the [server] table.
@@ -108,6 +110,7 @@ type fileConfig struct {
 		ListTTL        string   `toml:"list_ttl"`
 		AllowedOrigins []string `toml:"allowed_origins"`
 		SessionTimeout string   `toml:"session_timeout"`
+		Watch          *bool    `toml:"watch"`
 	} `toml:"server"`
 	Plugins []filePlugin `toml:"plugin"`
 }
@@ -124,7 +127,7 @@ type filePlugin struct {
 }
 
 var knownKeys = map[string][]string{
-	"server": {"name", "log_level", "cache_dir", "transport", "listen", "stateless", "page_size", "list_ttl", "allowed_origins", "session_timeout"},
+	"server": {"name", "log_level", "cache_dir", "transport", "listen", "stateless", "page_size", "list_ttl", "allowed_origins", "session_timeout", "watch"},
 	"plugin": {"name", "path", "timeout", "memory_mb", "max_instances", "max_output_kb", "config", "prefix"},
 }
 
@@ -234,6 +237,7 @@ func convertServer(path string, fc fileConfig, s *Server) []error {
 		bad("listen: %q is not host:port (e.g. \"127.0.0.1:8808\")", fs.Listen)
 	}
 	s.Stateless = fs.Stateless
+	s.Watch = fs.Watch == nil || *fs.Watch
 	s.PageSize = DefaultPageSize
 	if fs.PageSize != nil {
 		if *fs.PageSize < 1 || *fs.PageSize > 10000 {

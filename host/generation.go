@@ -1,0 +1,117 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"maps"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/host/internal/bridge"
+	"github.com/mcphost/mcphost/host/internal/config"
+	"github.com/mcphost/mcphost/host/internal/plugin"
+)
+
+// loadedPlugin is one generation of a running plugin and what it
+// contributes. A reload that changes the plugin builds a new generation; the
+// old one is retired: it takes no new calls, and is closed when the last
+// call running on it ends.
+type loadedPlugin struct {
+	cfg       config.Plugin
+	hash      [sha256.Size]byte // of the .wasm file
+	plugin    *plugin.Plugin
+	tools     []bridge.Tool
+	resources []*mcp.Resource
+	templates []*mcp.ResourceTemplate
+	prompts   []*mcp.Prompt
+
+	mu      sync.Mutex
+	refs    int
+	retired bool
+	idle    chan struct{} // closed once retired with no calls left
+}
+
+func newLoadedPlugin(cfg config.Plugin, hash [sha256.Size]byte, p *plugin.Plugin) *loadedPlugin {
+	return &loadedPlugin{cfg: cfg, hash: hash, plugin: p, idle: make(chan struct{})}
+}
+
+// acquire takes a reference for one call; it fails once the generation is
+// retired, and the caller must look the name up again.
+func (lp *loadedPlugin) acquire() bool {
+	lp.mu.Lock()
+	defer lp.mu.Unlock()
+	if lp.retired {
+		return false
+	}
+	lp.refs++
+	return true
+}
+
+// release gives back a reference taken with acquire.
+func (lp *loadedPlugin) release() {
+	lp.mu.Lock()
+	defer lp.mu.Unlock()
+	lp.refs--
+	if lp.retired && lp.refs == 0 {
+		close(lp.idle)
+	}
+}
+
+// retire refuses new calls and returns a channel closed when the calls
+// already running have ended.
+func (lp *loadedPlugin) retire() <-chan struct{} {
+	lp.mu.Lock()
+	defer lp.mu.Unlock()
+	if !lp.retired {
+		lp.retired = true
+		if lp.refs == 0 {
+			close(lp.idle)
+		}
+	}
+	return lp.idle
+}
+
+// sameSource reports whether pc and hash describe exactly this generation,
+// so that a reload can keep it.
+func (lp *loadedPlugin) sameSource(pc config.Plugin, hash [sha256.Size]byte) bool {
+	return lp.hash == hash && lp.cfg.Path == pc.Path && lp.cfg.Timeout == pc.Timeout &&
+		lp.cfg.MemoryMB == pc.MemoryMB && lp.cfg.MaxInstances == pc.MaxInstances &&
+		lp.cfg.MaxOutputKB == pc.MaxOutputKB && lp.cfg.Prefix == pc.Prefix &&
+		maps.Equal(lp.cfg.Config, pc.Config)
+}
+
+// list reads everything the plugin contributes, applying its tool prefix.
+func (lp *loadedPlugin) list(ctx context.Context) error {
+	var err error
+	p := lp.plugin
+	if p.Has(abi.ExportListTools) {
+		if lp.tools, err = bridge.ListTools(ctx, p); err != nil {
+			return err
+		}
+		if lp.cfg.Prefix != "" {
+			for i := range lp.tools {
+				t := *lp.tools[i].MCP
+				t.Name = lp.cfg.Prefix + t.Name
+				lp.tools[i].MCP = &t
+			}
+		}
+	}
+	if p.Has(abi.ExportListResources) {
+		if lp.resources, err = bridge.ListResources(ctx, p); err != nil {
+			return err
+		}
+	}
+	if p.Has(abi.ExportListResourceTemplates) {
+		if lp.templates, err = bridge.ListResourceTemplates(ctx, p); err != nil {
+			return err
+		}
+	}
+	if p.Has(abi.ExportListPrompts) {
+		if lp.prompts, err = bridge.ListPrompts(ctx, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,237 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/internal/config"
+)
+
+// debounce is how long the host waits after the last change to a watched
+// file before reloading: editors and cp write a file in several steps.
+const debounce = 100 * time.Millisecond
+
+func sha256Sum(b []byte) [sha256.Size]byte { return sha256.Sum256(b) }
+
+// Reload re-reads the config file (when the host was started from one) and
+// every plugin file, builds a new generation of each plugin whose file or
+// settings changed, and swaps them in. A plugin that fails to load keeps its
+// old generation serving; a config that fails to validate changes nothing.
+// Clients are told of the lists that changed (list_changed), and of errors
+// (notifications/message at level error). The returned error lists what
+// was not applied.
+func (h *Host) Reload(ctx context.Context) error {
+	return h.reload(ctx, nil)
+}
+
+// reload is Reload, also rebuilding the plugins named in force even when
+// their files did not change (they announced a list change).
+func (h *Host) reload(ctx context.Context, force map[string]bool) error {
+	h.reloadMu.Lock()
+	defer h.reloadMu.Unlock()
+	began := time.Now()
+
+	cfg := h.cfg
+	if cfg.Path != "" {
+		next, err := config.Load(cfg.Path)
+		if err != nil {
+			err = fmt.Errorf("reload: config not applied, still serving the previous one: %w", err)
+			h.reportError(ctx, err)
+			return err
+		}
+		if next.Server.Transport != cfg.Server.Transport || next.Server.Listen != cfg.Server.Listen || next.Server.Stateless != cfg.Server.Stateless {
+			h.logger.Warn("reload: [server] transport settings take effect on restart only")
+		}
+		// Server-wide settings stay as started; plugins follow the file.
+		next.Server = cfg.Server
+		cfg = next
+	}
+
+	current := map[string]*loadedPlugin{}
+	keep := map[string]*loadedPlugin{}
+	for _, lp := range h.plugins {
+		current[lp.cfg.Name] = lp
+		if !force[lp.cfg.Name] {
+			keep[lp.cfg.Name] = lp
+		}
+	}
+	loaded, errs := h.loadPlugins(ctx, cfg.Plugins, keep)
+	var next []*loadedPlugin
+	var failures []error
+	for i, pc := range cfg.Plugins {
+		if errs[i] == nil {
+			next = append(next, loaded[i])
+			continue
+		}
+		old := current[pc.Name]
+		if old != nil {
+			errs[i] = fmt.Errorf("%w (the previous version keeps serving)", errs[i])
+			next = append(next, old)
+		}
+		failures = append(failures, errs[i])
+	}
+
+	// Swap the catalog in before registering, so that a name a client sees
+	// is always routable; then retire what is no longer used.
+	old := h.catalog.Load()
+	c := buildCatalog(next, h.logger)
+	h.catalog.Store(c)
+	c.applyTo(h.server, old, h)
+
+	inNext := map[*loadedPlugin]bool{}
+	for _, lp := range next {
+		inNext[lp] = true
+		if current[lp.cfg.Name] != lp {
+			h.logLoaded(c, lp)
+		}
+	}
+	for _, lp := range h.plugins {
+		if !inNext[lp] {
+			h.retireLater(lp)
+		}
+	}
+	for name := range current {
+		if !containsPlugin(cfg.Plugins, name) {
+			h.logger.Info("plugin removed", "plugin", name)
+		}
+	}
+	h.plugins = next
+	h.cfg = cfg
+
+	for _, err := range failures {
+		h.reportError(ctx, err)
+	}
+	h.logger.Debug("reload done", "took", time.Since(began), "plugins", len(next), "failed", len(failures))
+	return errors.Join(failures...)
+}
+
+func containsPlugin(pcs []config.Plugin, name string) bool {
+	for _, pc := range pcs {
+		if pc.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// retireLater stops routing to lp and closes it once its last call ends.
+func (h *Host) retireLater(lp *loadedPlugin) {
+	idle := lp.retire()
+	h.retiring.Go(func() {
+		<-idle
+		if err := lp.plugin.Close(context.Background()); err != nil {
+			h.logger.Warn("closing a retired plugin generation", "plugin", lp.cfg.Name, "error", err)
+		}
+	})
+}
+
+// reportError logs err and sends it to every client as a logging message at
+// level error (clients that asked for logging/setLevel receive it).
+func (h *Host) reportError(ctx context.Context, err error) {
+	h.logger.Error("reload", "error", err)
+	for ss := range h.server.Sessions() {
+		_ = ss.Log(ctx, &mcp.LoggingMessageParams{Level: "error", Logger: "mcphost", Data: err.Error()})
+	}
+}
+
+// background runs until ctx ends: it watches the config and plugin files
+// (unless [server] watch = false) and reloads after they change, and lists
+// again the plugins that announced a list change.
+func (h *Host) background(ctx context.Context) {
+	defer close(h.done)
+	var events <-chan fsnotify.Event
+	var watchErrs <-chan error
+	var watcher *fsnotify.Watcher
+	h.reloadMu.Lock()
+	watch := h.cfg.Server.Watch
+	h.reloadMu.Unlock()
+	if watch {
+		w, err := fsnotify.NewWatcher()
+		if err != nil {
+			h.logger.Warn("cannot watch files; reload with SIGHUP instead", "error", err)
+		} else {
+			watcher = w
+			defer w.Close()
+			events, watchErrs = w.Events, w.Errors
+			h.syncWatches(w)
+		}
+	}
+
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	force := map[string]bool{}
+	for {
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case ev := <-events:
+			if h.watched(ev.Name) {
+				timer.Reset(debounce)
+			}
+		case err := <-watchErrs:
+			h.logger.Warn("file watcher", "error", err)
+		case name := <-h.relist:
+			force[name] = true
+			timer.Reset(debounce)
+		case <-timer.C:
+			forced := force
+			force = map[string]bool{}
+			_ = h.reload(ctx, forced)
+			if watcher != nil {
+				h.syncWatches(watcher)
+			}
+		}
+	}
+}
+
+// watchedFiles returns the config file and every plugin file.
+func (h *Host) watchedFiles() []string {
+	h.reloadMu.Lock()
+	defer h.reloadMu.Unlock()
+	var files []string
+	if h.cfg.Path != "" {
+		files = append(files, h.cfg.Path)
+	}
+	for _, pc := range h.cfg.Plugins {
+		files = append(files, pc.Path)
+	}
+	return files
+}
+
+func (h *Host) watched(path string) bool {
+	path = filepath.Clean(path)
+	for _, f := range h.watchedFiles() {
+		if filepath.Clean(f) == path {
+			return true
+		}
+	}
+	return false
+}
+
+// syncWatches watches the directories holding the watched files (a file
+// replaced by rename is only seen through its directory) and stops
+// watching directories no longer needed.
+func (h *Host) syncWatches(w *fsnotify.Watcher) {
+	want := map[string]bool{}
+	for _, f := range h.watchedFiles() {
+		want[filepath.Dir(f)] = true
+	}
+	for _, dir := range w.WatchList() {
+		if !want[dir] {
+			_ = w.Remove(dir)
+		}
+	}
+	for dir := range want {
+		if err := w.Add(dir); err != nil {
+			h.logger.Warn("cannot watch directory", "dir", dir, "error", err)
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !v2
+
+package main
+
+const version = "v1"
