@@ -31,11 +31,15 @@ const (
 	ExportComplete              = "complete"                // CompleteParams -> CompleteResult
 )
 
-// JSON-RPC error codes a plugin may report through [Error].
+// JSON-RPC error codes a plugin may report through [Error]: these, and any
+// other code in the JSON-RPC server-error range -32099..-32000.
 const (
 	CodeInvalidParams    = -32602 // the request's parameters are wrong (unknown name, bad argument)
 	CodeInternalError    = -32603 // the plugin failed
 	CodeResourceNotFound = -32002 // read_resource: no such URI
+	// CodeMissingClientCapability: the request needs a client capability
+	// (e.g. sampling) the client did not declare; Data names it.
+	CodeMissingClientCapability = -32021
 )
 
 // Input is the envelope passed to every export. List calls carry only
@@ -51,6 +55,10 @@ type CallContext struct {
 	ID json.RawMessage `json:"id,omitempty"`
 	// Meta is the request's _meta object (e.g. progressToken).
 	Meta map[string]any `json:"_meta,omitempty"`
+	// ClientCapabilities are the capabilities the client declared (MCP's
+	// ClientCapabilities object), so a plugin can ask only for input the
+	// client can give (sampling, elicitation, roots).
+	ClientCapabilities json.RawMessage `json:"clientCapabilities,omitempty"`
 }
 
 // Error is the JSON a plugin sets as its Extism error to report a

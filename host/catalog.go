@@ -165,7 +165,7 @@ func (c *catalog) applyTo(server *mcp.Server, old *catalog, h *Host) {
 	}
 	for name, e := range c.tools {
 		if o, ok := old.tools[name]; !ok || !sameJSON(o.tool.MCP, e.tool.MCP) {
-			server.AddTool(e.tool.MCP, h.callTool)
+			h.register(e.plugin, "tool", name, func() { server.AddTool(e.tool.MCP, h.callTool) })
 		}
 	}
 
@@ -180,7 +180,7 @@ func (c *catalog) applyTo(server *mcp.Server, old *catalog, h *Host) {
 	}
 	for uri, e := range c.resources {
 		if o, ok := old.resources[uri]; !ok || !sameJSON(o.resource, e.resource) {
-			server.AddResource(e.resource, h.readResource)
+			h.register(e.plugin, "resource", uri, func() { server.AddResource(e.resource, h.readResource) })
 		}
 	}
 
@@ -195,7 +195,7 @@ func (c *catalog) applyTo(server *mcp.Server, old *catalog, h *Host) {
 	}
 	for uri, e := range c.templates {
 		if o, ok := old.templates[uri]; !ok || !sameJSON(o.template, e.template) {
-			server.AddResourceTemplate(e.template, h.readResource)
+			h.register(e.plugin, "template", uri, func() { server.AddResourceTemplate(e.template, h.readResource) })
 		}
 	}
 
@@ -210,9 +210,22 @@ func (c *catalog) applyTo(server *mcp.Server, old *catalog, h *Host) {
 	}
 	for name, e := range c.prompts {
 		if o, ok := old.prompts[name]; !ok || !sameJSON(o.prompt, e.prompt) {
-			server.AddPrompt(e.prompt, h.getPrompt)
+			h.register(e.plugin, "prompt", name, func() { server.AddPrompt(e.prompt, h.getPrompt) })
 		}
 	}
+}
+
+// register runs one go-sdk registration. go-sdk panics on a definition it
+// finds invalid (e.g. a malformed x-mcp-header annotation) that the host's
+// own checks let through; such an item is left out with an error, and the
+// host keeps serving.
+func (h *Host) register(lp *loadedPlugin, kind, name string, add func()) {
+	defer func() {
+		if v := recover(); v != nil {
+			h.logger.Error("plugin offered an invalid "+kind+"; leaving it out", "plugin", lp.cfg.Name, kind, name, "error", fmt.Sprint(v))
+		}
+	}()
+	add()
 }
 
 // route finds what serves a request in the current catalog and takes a

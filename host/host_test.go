@@ -175,19 +175,24 @@ func TestUnknownToolIsRPCError(t *testing.T) {
 
 func TestInvalidArgumentsAreRefusedBeforeThePlugin(t *testing.T) {
 	s := start(t, helloConfig)
-	for _, args := range []any{
-		map[string]any{"text": 5},                  // wrong type
-		map[string]any{},                           // missing required
-		map[string]any{"text": "x", "extra": 1},    // additionalProperties false
-		json.RawMessage(`["not", "an", "object"]`), // not an object
+	for _, tc := range []struct {
+		args any
+		want string
+	}{
+		{map[string]any{"text": 5}, "text"},                                   // wrong type
+		{map[string]any{}, "missing properties"},                              // missing required
+		{map[string]any{"text": "x", "extra": 1}, "extra"},                    // additionalProperties false
+		{json.RawMessage(`["not", "an", "object"]`), "must be a JSON object"}, // not an object
 	} {
-		_, err := s.session.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: args})
-		if err == nil {
-			t.Errorf("echo(%v) succeeded, want invalid params", args)
-			continue
+		// A tool result with isError (MCP 2025-11-25, SEP-1303), naming
+		// the problem: the model can correct its call. The plugin is not
+		// called: hello's echo would have answered.
+		res, text := callText(t, s.session, "echo", tc.args)
+		if !res.IsError || !strings.Contains(text, "invalid arguments") && !strings.Contains(text, tc.want) {
+			t.Errorf("echo(%v) = %q isError=%v, want an isError result about %q", tc.args, text, res.IsError, tc.want)
 		}
-		if code := rpcCode(t, err); code != jsonrpc.CodeInvalidParams {
-			t.Errorf("echo(%v): code = %d, want %d (%v)", args, code, jsonrpc.CodeInvalidParams, err)
+		if !strings.Contains(text, tc.want) || !strings.Contains(text, `tool "echo"`) {
+			t.Errorf("echo(%v): message %q does not name the tool and %q", tc.args, text, tc.want)
 		}
 	}
 }

@@ -8,8 +8,10 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -139,6 +141,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
+	stopHUP := reloadOnSIGHUP(ctx, h, logger)
+	defer stopHUP()
 	var serveErr error
 	if cfg.Server.Transport == "http" {
 		serveErr = serveHTTP(ctx, h, cfg, logger, stderr)
@@ -154,6 +158,34 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	logger.Info("stopped")
 	return serveErr
+}
+
+// reloadOnSIGHUP reloads the host on every SIGHUP until the returned stop
+// function is called.
+func reloadOnSIGHUP(ctx context.Context, h *host.Host, logger hclog.Logger) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			select {
+			case <-hup:
+				logger.Info("SIGHUP: reloading")
+				if err := h.Reload(ctx); err != nil {
+					logger.Error("reload failed", "error", err)
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(hup)
+		close(done)
+		<-finished
+	}
 }
 
 // serveHTTP listens on the configured address and serves until ctx ends

@@ -46,11 +46,18 @@ var validToolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 const maxDescriptionBytes = 64 << 10
 
 // envelope builds the ABI input for an export.
-func envelope(request any, meta map[string]any) ([]byte, error) {
+func envelope(request any, meta map[string]any, caps *mcp.ClientCapabilities) ([]byte, error) {
 	in := struct {
 		Request any             `json:"request,omitempty"`
 		Context abi.CallContext `json:"context"`
 	}{Request: request, Context: abi.CallContext{Meta: meta}}
+	if caps != nil {
+		b, err := json.Marshal(caps)
+		if err != nil {
+			return nil, fmt.Errorf("encode client capabilities: %w", err)
+		}
+		in.Context.ClientCapabilities = b
+	}
 	b, err := json.Marshal(in)
 	if err != nil {
 		return nil, fmt.Errorf("encode plugin input: %w", err)
@@ -153,23 +160,27 @@ func resolveInputSchema(raw any) (*jsonschema.Resolved, error) {
 }
 
 // CallTool validates a tools/call request's arguments against the tool's
-// schema, calls the plugin and decodes its result. Invalid arguments are a
-// JSON-RPC invalid-params error; the plugin never sees them.
+// schema, calls the plugin and decodes its result. Arguments that do not
+// match the schema never reach the plugin: the client gets a tool result
+// with isError and the validation error, as the MCP specification asks
+// (2025-11-25, SEP-1303) so that a model can correct its call.
 func CallTool(ctx context.Context, p Caller, tool Tool, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	args, err := checkArguments(tool, req.Params.Arguments)
 	if err != nil {
-		return nil, err
+		res := &mcp.CallToolResult{}
+		res.SetError(err)
+		return res, nil
 	}
 	params := *req.Params
 	params.Name = tool.PluginName
 	params.Arguments = args
-	return invoke[mcp.CallToolResult](ctx, p, abi.ExportCallTool, &params, req.Params.Meta)
+	return invoke[mcp.CallToolResult](ctx, p, abi.ExportCallTool, &params, req.Params.Meta, req.ClientCapabilities())
 }
 
 // invoke calls export with request in the ABI envelope and decodes the
 // plugin's output as R. Errors are JSON-RPC errors for the client.
-func invoke[R any](ctx context.Context, p Caller, export string, request any, meta map[string]any) (*R, error) {
-	in, err := envelope(request, meta)
+func invoke[R any](ctx context.Context, p Caller, export string, request any, meta map[string]any, caps *mcp.ClientCapabilities) (*R, error) {
+	in, err := envelope(request, meta, caps)
 	if err != nil {
 		return nil, RPCError(err)
 	}
@@ -186,7 +197,7 @@ func invoke[R any](ctx context.Context, p Caller, export string, request any, me
 
 // list calls a list export at load time and decodes its output as R.
 func list[R any](ctx context.Context, p Caller, export string) (*R, error) {
-	in, err := envelope(nil, nil)
+	in, err := envelope(nil, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -207,13 +218,11 @@ func checkArguments(tool Tool, raw json.RawMessage) (json.RawMessage, error) {
 	args := map[string]any{}
 	if len(bytes.TrimSpace(raw)) > 0 && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		if err := json.Unmarshal(raw, &args); err != nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
-				Message: fmt.Sprintf("tool %q: arguments must be a JSON object: %v", tool.MCP.Name, err)}
+			return nil, fmt.Errorf("tool %q: arguments must be a JSON object: %v", tool.MCP.Name, err)
 		}
 	}
 	if err := tool.Input.Validate(args); err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
-			Message: fmt.Sprintf("tool %q: invalid arguments: %v", tool.MCP.Name, err)}
+		return nil, fmt.Errorf("tool %q: invalid arguments: %v", tool.MCP.Name, err)
 	}
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return json.RawMessage("{}"), nil
@@ -233,9 +242,8 @@ func RPCError(err error) error {
 	var abiErr *abi.Error
 	if errors.As(err, &abiErr) {
 		code := int64(abiErr.Code)
-		switch abiErr.Code {
-		case abi.CodeInvalidParams, abi.CodeInternalError, abi.CodeResourceNotFound:
-		default:
+		serverRange := code >= -32099 && code <= -32000
+		if !serverRange && abiErr.Code != abi.CodeInvalidParams && abiErr.Code != abi.CodeInternalError {
 			code = jsonrpc.CodeInternalError
 		}
 		return &jsonrpc.Error{Code: code, Message: abiErr.Message, Data: abiErr.Data}

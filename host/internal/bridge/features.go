@@ -70,7 +70,7 @@ func ListResourceTemplates(ctx context.Context, p Caller) ([]*mcp.ResourceTempla
 
 // ReadResource asks the plugin for a resource's contents.
 func ReadResource(ctx context.Context, p Caller, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	res, err := invoke[mcp.ReadResourceResult](ctx, p, abi.ExportReadResource, req.Params, req.Params.Meta)
+	res, err := invoke[mcp.ReadResourceResult](ctx, p, abi.ExportReadResource, req.Params, req.Params.Meta, req.ClientCapabilities())
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func GetPrompt(ctx context.Context, p Caller, prompt *mcp.Prompt, pluginName str
 	}
 	params := *req.Params
 	params.Name = pluginName
-	res, err := invoke[mcp.GetPromptResult](ctx, p, abi.ExportGetPrompt, &params, req.Params.Meta)
+	res, err := invoke[mcp.GetPromptResult](ctx, p, abi.ExportGetPrompt, &params, req.Params.Meta, req.ClientCapabilities())
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +143,7 @@ func GetPrompt(ctx context.Context, p Caller, prompt *mcp.Prompt, pluginName str
 func Complete(ctx context.Context, p Caller, ref *mcp.CompleteReference, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	params := *req.Params
 	params.Ref = ref
-	res, err := invoke[mcp.CompleteResult](ctx, p, abi.ExportComplete, &params, req.Params.Meta)
+	res, err := invoke[mcp.CompleteResult](ctx, p, abi.ExportComplete, &params, req.Params.Meta, req.ClientCapabilities())
 	if err != nil {
 		return nil, err
 	}
