@@ -5,7 +5,7 @@ CONFIG   ?= mcphost.toml
 # Every Go plugin: a directory under plugins/ or testdata/plugins/ with a main.go.
 GO_PLUGINS := $(patsubst %/main.go,%,$(wildcard plugins/*/main.go testdata/plugins/*/main.go))
 
-.PHONY: all build plugins run test vet clean
+.PHONY: all build plugins run test vet conformance clean
 
 all: build plugins
 
@@ -32,6 +32,12 @@ vet:
 
 test: plugins vet
 	$(GO) test -race -count=1 ./...
+	$(MAKE) conformance
+
+# The official MCP conformance suite against plugins/everything, stateful and
+# stateless (installs Node 22 and the suite from npm into a cache on first use).
+conformance: build plugins
+	scripts/run-conformance.sh
 
 clean:
 	rm -rf bin $(foreach d,$(GO_PLUGINS),$(d)/$(notdir $(d)).wasm)

@@ -149,10 +149,15 @@ func sameJSON(a, b any) bool {
 // applyTo brings server's registrations from old (nil at start) to c: it
 // removes what is gone, and adds what is new or whose definition changed.
 // go-sdk sends list_changed for each kind that changed (one per kind for a
-// burst), and nothing for a kind that did not.
-func (c *catalog) applyTo(server *mcp.Server, old *catalog, h *Host) {
+// burst), and nothing for a kind that did not. The lists a plugin announced
+// as changed (announced: plugin name → "tools", "resources", "prompts")
+// are registered again even when identical, so that clients hear of them.
+func (c *catalog) applyTo(server *mcp.Server, old *catalog, h *Host, announced map[string]map[string]bool) {
 	if old == nil {
 		old = &catalog{}
+	}
+	changed := func(lp *loadedPlugin, kind string, same bool) bool {
+		return !same || announced[lp.cfg.Name][kind]
 	}
 	var gone []string
 	for name := range old.tools {
@@ -164,7 +169,7 @@ func (c *catalog) applyTo(server *mcp.Server, old *catalog, h *Host) {
 		server.RemoveTools(gone...)
 	}
 	for name, e := range c.tools {
-		if o, ok := old.tools[name]; !ok || !sameJSON(o.tool.MCP, e.tool.MCP) {
+		if o, ok := old.tools[name]; !ok || changed(e.plugin, "tools", sameJSON(o.tool.MCP, e.tool.MCP)) {
 			h.register(e.plugin, "tool", name, func() { server.AddTool(e.tool.MCP, h.callTool) })
 		}
 	}
@@ -179,7 +184,7 @@ func (c *catalog) applyTo(server *mcp.Server, old *catalog, h *Host) {
 		server.RemoveResources(gone...)
 	}
 	for uri, e := range c.resources {
-		if o, ok := old.resources[uri]; !ok || !sameJSON(o.resource, e.resource) {
+		if o, ok := old.resources[uri]; !ok || changed(e.plugin, "resources", sameJSON(o.resource, e.resource)) {
 			h.register(e.plugin, "resource", uri, func() { server.AddResource(e.resource, h.readResource) })
 		}
 	}
@@ -194,7 +199,7 @@ func (c *catalog) applyTo(server *mcp.Server, old *catalog, h *Host) {
 		server.RemoveResourceTemplates(gone...)
 	}
 	for uri, e := range c.templates {
-		if o, ok := old.templates[uri]; !ok || !sameJSON(o.template, e.template) {
+		if o, ok := old.templates[uri]; !ok || changed(e.plugin, "resources", sameJSON(o.template, e.template)) {
 			h.register(e.plugin, "template", uri, func() { server.AddResourceTemplate(e.template, h.readResource) })
 		}
 	}
@@ -209,7 +214,7 @@ func (c *catalog) applyTo(server *mcp.Server, old *catalog, h *Host) {
 		server.RemovePrompts(gone...)
 	}
 	for name, e := range c.prompts {
-		if o, ok := old.prompts[name]; !ok || !sameJSON(o.prompt, e.prompt) {
+		if o, ok := old.prompts[name]; !ok || changed(e.plugin, "prompts", sameJSON(o.prompt, e.prompt)) {
 			h.register(e.plugin, "prompt", name, func() { server.AddPrompt(e.prompt, h.getPrompt) })
 		}
 	}

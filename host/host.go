@@ -23,8 +23,8 @@ import (
 
 	extism "github.com/extism/go-sdk"
 	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/tetratelabs/wazero"
 
 	"github.com/mcphost/mcphost/host/internal/config"
 	"github.com/mcphost/mcphost/host/internal/hostfn"
@@ -55,7 +55,8 @@ type Options struct {
 type Host struct {
 	logger hclog.Logger
 	server *mcp.Server
-	cache  wazero.CompilationCache
+	// cacheDir holds wazero's on-disk compilation cache ("" for none).
+	cacheDir string
 
 	// reloadMu serializes reloads; it guards cfg and plugins.
 	reloadMu sync.Mutex
@@ -66,8 +67,8 @@ type Host struct {
 	inflight atomic.Int64   // MCP requests being handled, for graceful shutdown
 	retiring sync.WaitGroup // old generations waiting for their last call
 
-	// relist receives names of plugins that announced a list change.
-	relist chan string
+	// relist receives the list changes plugins announce.
+	relist chan announcement
 	stop   context.CancelFunc
 	done   chan struct{} // closed when the background loop has ended
 }
@@ -98,8 +99,8 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 	// logger can be attached, and that would go to the process's stderr.
 	extism.SetLogLevel(extism.LogLevelDebug)
 
-	h := &Host{cfg: cfg, logger: logger, relist: make(chan string, 16), done: make(chan struct{})}
-	h.cache = openCompilationCache(cfg.Server.CacheDir, logger)
+	h := &Host{cfg: cfg, logger: logger, relist: make(chan announcement, 16), done: make(chan struct{})}
+	h.cacheDir = compilationCacheDir(cfg.Server.CacheDir, logger)
 
 	loaded, errs := h.loadPlugins(ctx, cfg.Plugins, nil)
 	var failed []error
@@ -118,7 +119,6 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 		for _, lp := range h.plugins {
 			_ = lp.plugin.Close(context.WithoutCancel(ctx))
 		}
-		_ = h.cache.Close(context.WithoutCancel(ctx))
 		return nil, errors.Join(failed...)
 	}
 
@@ -146,9 +146,9 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 			c.TTLMs = int(cfg.Server.ListTTL.Milliseconds())
 		},
 	})
-	h.server.AddReceivingMiddleware(h.countInFlight)
+	h.server.AddReceivingMiddleware(toolErrorsFromInputRequests, h.countInFlight)
 	c := buildCatalog(h.plugins, logger)
-	c.applyTo(h.server, nil, h)
+	c.applyTo(h.server, nil, h, nil)
 	h.catalog.Store(c)
 	for _, lp := range h.plugins {
 		h.logLoaded(c, lp)
@@ -171,27 +171,27 @@ func sorted(s []string) []string {
 	return s
 }
 
-// openCompilationCache returns wazero's on-disk compilation cache so that a
-// restart does not recompile unchanged plugins, or an in-memory one when the
-// directory is off or unusable.
-func openCompilationCache(dir string, logger hclog.Logger) wazero.CompilationCache {
+// compilationCacheDir returns the directory of wazero's on-disk
+// compilation cache, so that a restart or a reload does not recompile
+// unchanged plugins: the configured one, else one in the user cache
+// directory; "" (compile in memory) when it is "off" or unusable.
+func compilationCacheDir(dir string, logger hclog.Logger) string {
 	if dir == "off" {
-		return wazero.NewCompilationCache()
+		return ""
 	}
 	if dir == "" {
 		base, err := os.UserCacheDir()
 		if err != nil {
 			logger.Warn("no user cache directory; compiling plugins without an on-disk cache", "error", err)
-			return wazero.NewCompilationCache()
+			return ""
 		}
 		dir = filepath.Join(base, "mcphost", "wazero")
 	}
-	cache, err := wazero.NewCompilationCacheWithDir(dir)
-	if err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		logger.Warn("compilation cache unusable; compiling plugins without an on-disk cache", "dir", dir, "error", err)
-		return wazero.NewCompilationCache()
+		return ""
 	}
-	return cache
+	return dir
 }
 
 // loadPlugins loads the plugins of pcs in parallel. A plugin whose file and
@@ -230,7 +230,7 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 		MaxInstances:   pc.MaxInstances,
 		MaxOutputBytes: pc.MaxOutputKB << 10,
 		Config:         pc.Config,
-		Cache:          h.cache,
+		CacheDir:       h.cacheDir,
 		Logger:         logger,
 		HostFunctions:  hostfn.Functions(pc.Name, logger, h),
 	})
@@ -258,6 +258,26 @@ func (h *Host) countInFlight(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
+// toolErrorsFromInputRequests wraps go-sdk's multi-round-trip middleware.
+// When go-sdk fails to get a plugin's inputRequests answered by an older
+// client (it refused, or the request was invalid), it returns a plain
+// error, which reaches the client as a JSON-RPC error with code 0. For
+// tools/call that is a tool failure the model should see: make it an
+// isError result, as a blocking go-sdk tool would. The host's own handlers
+// return only *jsonrpc.Error, so a plain error here comes from go-sdk.
+func toolErrorsFromInputRequests(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		var rpcErr *jsonrpc.Error
+		if err == nil || method != "tools/call" || errors.As(err, &rpcErr) || ctx.Err() != nil {
+			return res, err
+		}
+		failed := &mcp.CallToolResult{}
+		failed.SetError(fmt.Errorf("could not get the client's input: %w", err))
+		return failed, nil
+	}
+}
+
 // subscribe accepts a subscription to a URI some plugin serves.
 func (h *Host) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
 	if _, ok := h.catalog.Load().lookupResource(req.Params.URI); !ok {
@@ -276,11 +296,14 @@ func (h *Host) ResourceUpdated(ctx context.Context, uri string) {
 	}
 }
 
+// announcement is a plugin's word that one of its lists changed.
+type announcement struct{ plugin, kind string }
+
 // ListChanged implements hostfn.Notifier: the plugin is listed again once
 // the call that announced it has ended (it holds an instance until then).
 func (h *Host) ListChanged(_ context.Context, plugin, kind string) {
 	select {
-	case h.relist <- plugin:
+	case h.relist <- announcement{plugin, kind}:
 		h.logger.Debug("plugin announced a list change", "plugin", plugin, "list", kind)
 	default:
 		h.logger.Warn("too many list changes announced; dropping one", "plugin", plugin, "list", kind)
@@ -338,9 +361,6 @@ func (h *Host) Close(ctx context.Context) error {
 		}
 	}
 	h.retiring.Wait()
-	if err := h.cache.Close(context.WithoutCancel(ctx)); err != nil {
-		errs = append(errs, fmt.Errorf("close compilation cache: %w", err))
-	}
 	return errors.Join(errs...)
 }
 

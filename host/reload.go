@@ -31,9 +31,10 @@ func (h *Host) Reload(ctx context.Context) error {
 	return h.reload(ctx, nil)
 }
 
-// reload is Reload, also rebuilding the plugins named in force even when
-// their files did not change (they announced a list change).
-func (h *Host) reload(ctx context.Context, force map[string]bool) error {
+// reload is Reload, also rebuilding the plugins that announced a list
+// change (announced: plugin name → kinds) even when their files did not
+// change, and telling clients of the lists they announced.
+func (h *Host) reload(ctx context.Context, announced map[string]map[string]bool) error {
 	h.reloadMu.Lock()
 	defer h.reloadMu.Unlock()
 	began := time.Now()
@@ -58,7 +59,7 @@ func (h *Host) reload(ctx context.Context, force map[string]bool) error {
 	keep := map[string]*loadedPlugin{}
 	for _, lp := range h.plugins {
 		current[lp.cfg.Name] = lp
-		if !force[lp.cfg.Name] {
+		if announced[lp.cfg.Name] == nil {
 			keep[lp.cfg.Name] = lp
 		}
 	}
@@ -83,7 +84,7 @@ func (h *Host) reload(ctx context.Context, force map[string]bool) error {
 	old := h.catalog.Load()
 	c := buildCatalog(next, h.logger)
 	h.catalog.Store(c)
-	c.applyTo(h.server, old, h)
+	c.applyTo(h.server, old, h, announced)
 
 	inNext := map[*loadedPlugin]bool{}
 	for _, lp := range next {
@@ -166,7 +167,7 @@ func (h *Host) background(ctx context.Context) {
 
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
-	force := map[string]bool{}
+	announced := map[string]map[string]bool{}
 	for {
 		select {
 		case <-ctx.Done():
@@ -178,13 +179,16 @@ func (h *Host) background(ctx context.Context) {
 			}
 		case err := <-watchErrs:
 			h.logger.Warn("file watcher", "error", err)
-		case name := <-h.relist:
-			force[name] = true
+		case a := <-h.relist:
+			if announced[a.plugin] == nil {
+				announced[a.plugin] = map[string]bool{}
+			}
+			announced[a.plugin][a.kind] = true
 			timer.Reset(debounce)
 		case <-timer.C:
-			forced := force
-			force = map[string]bool{}
-			_ = h.reload(ctx, forced)
+			pending := announced
+			announced = map[string]map[string]bool{}
+			_ = h.reload(ctx, pending)
 			if watcher != nil {
 				h.syncWatches(watcher)
 			}

@@ -11,13 +11,18 @@ import (
 type Context struct {
 	id             json.RawMessage
 	meta           map[string]any
+	clientCaps     map[string]any
 	inputResponses map[string]json.RawMessage
 	requestState   string
 	uriVars        map[string]string
 }
 
 func newContext(in *abi.Input) *Context {
-	return &Context{id: in.Context.ID, meta: in.Context.Meta}
+	c := &Context{id: in.Context.ID, meta: in.Context.Meta}
+	if len(in.Context.ClientCapabilities) > 0 {
+		_ = json.Unmarshal(in.Context.ClientCapabilities, &c.clientCaps)
+	}
+	return c
 }
 
 // withParams completes c from the fields the request params may carry.
@@ -40,6 +45,25 @@ func (c *Context) Meta() map[string]any { return c.meta }
 // ProgressToken returns the request's _meta.progressToken (a string or a
 // number), or nil when the client asked for no progress notifications.
 func (c *Context) ProgressToken() any { return c.meta["progressToken"] }
+
+// MetaClientCapabilities is the _meta key under which a request of MCP
+// protocol 2026-07-28 (stateless) carries the client's capabilities.
+const MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+
+// ClientCapabilities returns the capabilities the client declared, e.g.
+// {"sampling": {}, "elicitation": {}}: the host passes them in the call
+// context (from initialize, or from the request's _meta under the stateless
+// 2026-07-28 protocol). It falls back to the request's _meta (key
+// [MetaClientCapabilities]) for hosts that do not pass them, and is nil
+// when neither says. A capability is declared when its key is present with
+// a non-null value.
+func (c *Context) ClientCapabilities() map[string]any {
+	if c.clientCaps != nil {
+		return c.clientCaps
+	}
+	caps, _ := c.meta[MetaClientCapabilities].(map[string]any)
+	return caps
+}
 
 // InputResponses returns the client's answers to the inputRequests of an
 // earlier round of this call (MCP multi-round-trip requests), keyed as the

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/mcphost/mcphost/abi"
 )
@@ -57,6 +58,12 @@ func (r *registry) dispatch(export string, input []byte) (out []byte, perr *abi.
 	return b, nil
 }
 
+// bothInputAndContent is the error for a handler result that asks for
+// input and yet carries content, which MCP forbids.
+func bothInputAndContent(what string) *abi.Error {
+	return &abi.Error{Code: abi.CodeInternalError, Message: "sdk: " + what + " together with inputRequests; a result that asks for input has no content"}
+}
+
 func invalidParams(msg string) *abi.Error {
 	return &abi.Error{Code: abi.CodeInvalidParams, Message: msg}
 }
@@ -91,7 +98,9 @@ func (r *registry) listTools() (any, *abi.Error) {
 }
 
 // callToolJSON marshals a CallToolResult with "content" always present, as
-// MCP requires (abi.CallToolResult omits an empty one).
+// MCP requires of a complete result (abi.CallToolResult omits an empty
+// one). A result that asks for input is marshalled as it is, without
+// content: go-sdk refuses a result with both.
 type callToolJSON struct {
 	*abi.CallToolResult
 	Content []abi.Content `json:"content"`
@@ -121,6 +130,12 @@ func (r *registry) callTool(ctx *Context, req json.RawMessage) (any, *abi.Error)
 	}
 	if res == nil {
 		res = &abi.CallToolResult{}
+	}
+	if len(res.InputRequests) > 0 {
+		if len(res.Content) > 0 || res.StructuredContent != nil {
+			return nil, bothInputAndContent("tool " + strconv.Quote(p.Name) + " returned content")
+		}
+		return res, nil
 	}
 	content := res.Content
 	if content == nil {
@@ -182,6 +197,12 @@ func (r *registry) readResource(ctx *Context, req json.RawMessage) (any, *abi.Er
 	if res == nil {
 		res = &abi.ReadResourceResult{}
 	}
+	if len(res.InputRequests) > 0 {
+		if len(res.Contents) > 0 {
+			return nil, bothInputAndContent("resource " + strconv.Quote(p.URI) + " returned contents")
+		}
+		return res, nil
+	}
 	contents := res.Contents
 	if contents == nil {
 		contents = []abi.ResourceContents{}
@@ -237,6 +258,12 @@ func (r *registry) getPrompt(ctx *Context, req json.RawMessage) (any, *abi.Error
 	}
 	if res == nil {
 		res = &abi.GetPromptResult{}
+	}
+	if len(res.InputRequests) > 0 {
+		if len(res.Messages) > 0 {
+			return nil, bothInputAndContent("prompt " + strconv.Quote(p.Name) + " returned messages")
+		}
+		return res, nil
 	}
 	msgs := res.Messages
 	if msgs == nil {

@@ -19,6 +19,16 @@
 // In a reactor (-buildmode=c-shared) main is not run: register from init
 // functions or package-level variable initialisers.
 //
+// A handler reaches the client through mcphost's host functions:
+// [Context.LogMessage] (notifications/message), [Context.Progress]
+// (notifications/progress), [ResourceUpdated] and the list-changed
+// announcements ([ToolListChanged], [ResourceListChanged],
+// [PromptListChanged]). To ask the client for input (elicitation, sampling,
+// roots) it returns a result with input requests ([InputRequired],
+// [ElicitRequest], [SamplingRequest], [RootsRequest]) and is called again
+// with the answers ([Context.ElicitResponse], [Context.SamplingResponse],
+// [Context.RootsResponse]): MCP's multi-round-trip requests (SEP-2322).
+//
 // The SDK turns handler results into the ABI's outputs: a handler's plain
 // Go error from a tool becomes a result with isError set ("the tool ran and
 // failed"); an [*abi.Error] becomes a protocol error with its code; a panic

@@ -226,7 +226,15 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	plugins := h.Plugins()
 	fmt.Fprintf(stdout, "%s: ok, %d plugin(s)\n", cfg.Path, len(plugins))
 	for _, p := range plugins {
-		fmt.Fprintf(stdout, "  %s (abi v%d, %s): %d tool(s): %s\n", p.Name, p.ABIVersion, p.Path, len(p.Tools), strings.Join(p.Tools, ", "))
+		fmt.Fprintf(stdout, "  %s (abi v%d, %s)\n", p.Name, p.ABIVersion, p.Path)
+		for _, kind := range []struct {
+			name  string
+			items []string
+		}{{"tools", p.Tools}, {"resources", p.Resources}, {"templates", p.Templates}, {"prompts", p.Prompts}} {
+			if len(kind.items) > 0 {
+				fmt.Fprintf(stdout, "    %d %s: %s\n", len(kind.items), kind.name, strings.Join(kind.items, ", "))
+			}
+		}
 	}
 	return nil
 }

@@ -64,7 +64,7 @@ func TestValidateGoodConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("validate: %v", err)
 	}
-	if !strings.Contains(out, "ok, 1 plugin(s)") || !strings.Contains(out, "echo") {
+	if !strings.Contains(out, "ok, 1 plugin(s)") || !strings.Contains(out, "4 tools: add, echo, fail, greet") {
 		t.Errorf("validate output = %q", out)
 	}
 }

@@ -174,7 +174,13 @@ func CallTool(ctx context.Context, p Caller, tool Tool, req *mcp.CallToolRequest
 	params := *req.Params
 	params.Name = tool.PluginName
 	params.Arguments = args
-	return invoke[mcp.CallToolResult](ctx, p, abi.ExportCallTool, &params, req.Params.Meta, req.ClientCapabilities())
+	res, err := invoke[mcp.CallToolResult](ctx, p, abi.ExportCallTool, &params, req.Params.Meta, req.ClientCapabilities())
+	if err == nil && len(res.InputRequests) > 0 {
+		// An input-required result carries no content; the decoder gave it
+		// an empty list.
+		res.Content = nil
+	}
+	return res, err
 }
 
 // invoke calls export with request in the ABI envelope and decodes the

@@ -41,8 +41,12 @@ type Options struct {
 	MaxOutputBytes int
 	// Config is readable by the plugin through Extism's config_get.
 	Config map[string]string
-	// Cache, if non-nil, is wazero's compilation cache shared between plugins.
-	Cache wazero.CompilationCache
+	// CacheDir is the directory of wazero's on-disk compilation cache; ""
+	// compiles in memory only. Each plugin opens its own cache over the
+	// directory: wazero's in-memory cache, shared between runtimes, hands
+	// the same compiled module to both and races on it (seen with -race
+	// when two plugins hold the same bytes, which Extism's kernel always is).
+	CacheDir string
 	// Logger receives the plugin's log calls and its WASI stdout/stderr.
 	Logger hclog.Logger
 	// HostFunctions are the functions the plugin may import besides Extism's
@@ -58,6 +62,7 @@ type Plugin struct {
 	abiVersion     int
 	exports        map[string]bool
 	compiled       *extism.CompiledPlugin
+	cache          wazero.CompilationCache
 	pool           *pool
 	logger         hclog.Logger
 }
@@ -91,9 +96,12 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 		WithCloseOnContextDone(true).
 		WithMemoryLimitPages(uint32(opts.MemoryMB) * 16). // 64 KiB pages
 		WithMemoryCapacityFromMax(true)
-	if opts.Cache != nil {
-		rc = rc.WithCompilationCache(opts.Cache)
+	cache, err := openCache(opts.CacheDir)
+	if err != nil {
+		opts.Logger.Warn("compilation cache unusable; compiling in memory", "dir", opts.CacheDir, "error", err)
+		cache = wazero.NewCompilationCache()
 	}
+	rc = rc.WithCompilationCache(cache)
 	manifest := extism.Manifest{
 		Wasm:   []extism.Wasm{extism.WasmData{Data: opts.Wasm}},
 		Config: opts.Config,
@@ -103,6 +111,7 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 		EnableWasi:    true,
 	}, opts.HostFunctions)
 	if err != nil {
+		_ = cache.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("compile: %w", err)
 	}
 
@@ -111,6 +120,7 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 		timeout:        opts.Timeout,
 		maxOutputBytes: opts.MaxOutputBytes,
 		compiled:       compiled,
+		cache:          cache,
 		logger:         opts.Logger,
 		exports:        map[string]bool{},
 	}
@@ -121,6 +131,13 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+func openCache(dir string) (wazero.CompilationCache, error) {
+	if dir == "" {
+		return wazero.NewCompilationCache(), nil
+	}
+	return wazero.NewCompilationCacheWithDir(dir)
 }
 
 // checkWasmHeader refuses what is clearly not a Wasm module, with a message
@@ -277,6 +294,9 @@ func (p *Plugin) failure(ctx context.Context, export string, err error) error {
 func (p *Plugin) Close(ctx context.Context) error {
 	err := p.pool.close(ctx)
 	if cerr := p.compiled.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
+		err = cerr
+	}
+	if cerr := p.cache.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
 		err = cerr
 	}
 	return err

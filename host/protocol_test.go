@@ -1,0 +1,311 @@
+package host_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/testutil"
+)
+
+// everythingHost starts a host with plugins/everything; connect clients to
+// it with connect.
+func everythingHost(t *testing.T) *host.Host {
+	t.Helper()
+	cfg, err := host.LoadConfig(testutil.WriteConfig(t, `
+[server]
+watch = false
+[[plugin]]
+name = "everything"
+path = "`+testutil.GoPlugin(t, "plugins/everything")+`"
+timeout = "10s"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	h, err := host.New(t.Context(), cfg, host.Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: logs})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		h.Close(context.Background())
+		if t.Failed() {
+			t.Logf("host log:\n%s", logs.String())
+		}
+	})
+	return h
+}
+
+// connect connects a go-sdk client with opts, speaking protocol version
+// (empty: the newest), to h over an in-memory transport.
+func connect(t *testing.T, h *host.Host, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
+	t.Helper()
+	serverT, clientT := mcp.NewInMemoryTransports()
+	ss, err := h.Server().Connect(t.Context(), serverT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "protocol-test", Version: "1"}, opts).
+		Connect(t.Context(), clientT, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close(); ss.Wait() })
+	return cs
+}
+
+var versions = []string{"2025-11-25", "2026-07-28"}
+
+func TestResources(t *testing.T) {
+	h := everythingHost(t)
+	cs := connect(t, h, nil, "2025-11-25")
+	var uris []string
+	for r, err := range cs.Resources(t.Context(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		uris = append(uris, r.URI)
+	}
+	if got := strings.Join(uris, " "); !strings.Contains(got, "test://static-text") || !strings.Contains(got, "test://static-binary") {
+		t.Errorf("resources/list = %v", uris)
+	}
+	templates, err := cs.ListResourceTemplates(t.Context(), nil)
+	if err != nil || len(templates.ResourceTemplates) != 1 || templates.ResourceTemplates[0].URITemplate != "test://template/{id}/data" {
+		t.Errorf("resources/templates/list = %+v, %v", templates, err)
+	}
+
+	text, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "test://static-text"})
+	if err != nil || len(text.Contents) != 1 || text.Contents[0].Text == "" || text.Contents[0].MIMEType != "text/plain" {
+		t.Errorf("read static-text = %+v, %v", text, err)
+	}
+	blob, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "test://static-binary"})
+	if err != nil || len(blob.Contents) != 1 || len(blob.Contents[0].Blob) == 0 {
+		t.Errorf("read static-binary = %+v, %v", blob, err)
+	}
+	tmpl, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "test://template/42/data"})
+	if err != nil || len(tmpl.Contents) != 1 || !strings.Contains(tmpl.Contents[0].Text, "42") {
+		t.Errorf("read template = %+v, %v", tmpl, err)
+	}
+	_, err = cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "test://nowhere"})
+	if err == nil {
+		t.Error("reading an unknown URI succeeded")
+	} else if code := rpcCode(t, err); code != mcp.CodeResourceNotFound {
+		t.Errorf("unknown URI: code %d, want %d", code, mcp.CodeResourceNotFound)
+	}
+}
+
+func TestSubscriptionsReachOnlySubscribers(t *testing.T) {
+	h := everythingHost(t)
+	updates := func() (*mcp.ClientOptions, chan string) {
+		ch := make(chan string, 10)
+		return &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			ch <- req.Params.URI
+		}}, ch
+	}
+	subOpts, subUpdates := updates()
+	otherOpts, otherUpdates := updates()
+	subscriber := connect(t, h, subOpts, "2025-11-25")
+	other := connect(t, h, otherOpts, "2025-11-25")
+	if err := subscriber.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "test://watched-resource"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "test://nowhere"}); err == nil {
+		t.Error("subscribing to an unknown URI succeeded")
+	}
+	// The other session makes the plugin announce the update.
+	callText(t, other, "test_update_watched_resource", map[string]any{})
+	select {
+	case uri := <-subUpdates:
+		if uri != "test://watched-resource" {
+			t.Errorf("subscriber got an update for %q", uri)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("subscriber got no notifications/resources/updated")
+	}
+	select {
+	case uri := <-otherUpdates:
+		t.Errorf("a session that did not subscribe got an update for %q", uri)
+	case <-time.After(200 * time.Millisecond):
+	}
+	// After unsubscribing, no more updates.
+	if err := subscriber.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: "test://watched-resource"}); err != nil {
+		t.Fatal(err)
+	}
+	callText(t, other, "test_update_watched_resource", map[string]any{})
+	select {
+	case <-subUpdates:
+		t.Error("update after unsubscribe")
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+func TestPrompts(t *testing.T) {
+	h := everythingHost(t)
+	cs := connect(t, h, nil, "")
+	res, err := cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "test_prompt_with_arguments", Arguments: map[string]string{"arg1": "alpha", "arg2": "beta"}})
+	if err != nil || len(res.Messages) == 0 {
+		t.Fatalf("prompts/get = %+v, %v", res, err)
+	}
+	if tc, ok := res.Messages[0].Content.(*mcp.TextContent); !ok || !strings.Contains(tc.Text, "alpha") || !strings.Contains(tc.Text, "beta") {
+		t.Errorf("prompt message = %+v", res.Messages[0].Content)
+	}
+	_, err = cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "test_prompt_with_arguments", Arguments: map[string]string{"arg1": "alpha"}})
+	if err == nil || rpcCode(t, err) != jsonrpc.CodeInvalidParams || !strings.Contains(err.Error(), `"arg2"`) {
+		t.Errorf("prompt without a required argument: %v, want -32602 naming arg2", err)
+	}
+	img, err := cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "test_prompt_with_image"})
+	if err != nil || len(img.Messages) == 0 {
+		t.Fatalf("image prompt = %+v, %v", img, err)
+	}
+	var sawImage bool
+	for _, m := range img.Messages {
+		if ic, ok := m.Content.(*mcp.ImageContent); ok && len(ic.Data) > 0 && ic.MIMEType == "image/png" {
+			sawImage = true
+		}
+	}
+	if !sawImage {
+		t.Errorf("image prompt has no image content: %+v", img.Messages)
+	}
+	if _, err := cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "nope"}); err == nil {
+		t.Error("unknown prompt succeeded")
+	}
+}
+
+func TestCompletionIsRouted(t *testing.T) {
+	h := everythingHost(t)
+	cs := connect(t, h, nil, "")
+	for _, ref := range []*mcp.CompleteReference{
+		{Type: "ref/prompt", Name: "test_prompt_with_arguments"},
+		{Type: "ref/resource", URI: "test://template/{id}/data"},
+	} {
+		res, err := cs.Complete(t.Context(), &mcp.CompleteParams{Ref: ref, Argument: mcp.CompleteParamsArgument{Name: "arg1", Value: "a"}})
+		if err != nil || res.Completion.Values == nil {
+			t.Errorf("complete %+v = %+v, %v", ref, res, err)
+		}
+	}
+	_, err := cs.Complete(t.Context(), &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "nope"}, Argument: mcp.CompleteParamsArgument{Name: "x"}})
+	if err == nil || rpcCode(t, err) != jsonrpc.CodeInvalidParams {
+		t.Errorf("completion for an unknown prompt = %v, want -32602", err)
+	}
+}
+
+func TestLoggingFollowsTheSessionLevel(t *testing.T) {
+	h := everythingHost(t)
+	var mu sync.Mutex
+	var got []string
+	cs := connect(t, h, &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, string(req.Params.Level)+":"+req.Params.Data.(string))
+	}}, "2025-11-25")
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(got) }
+
+	// No level set: the spec sends nothing.
+	callText(t, cs, "test_tool_with_logging", map[string]any{})
+	time.Sleep(100 * time.Millisecond)
+	if n := count(); n != 0 {
+		t.Errorf("%d log messages before logging/setLevel, want 0", n)
+	}
+	if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	callText(t, cs, "test_tool_with_logging", map[string]any{})
+	deadline := time.Now().Add(5 * time.Second)
+	for count() < 3 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 3 || got[0] != "info:Tool execution started" {
+		t.Errorf("log messages = %q", got)
+	}
+}
+
+func TestProgressUsesTheRequestToken(t *testing.T) {
+	h := everythingHost(t)
+	progress := make(chan *mcp.ProgressNotificationParams, 20)
+	cs := connect(t, h, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+		progress <- req.Params
+	}}, "2025-11-25")
+	params := &mcp.CallToolParams{Name: "test_tool_with_progress", Arguments: map[string]any{}}
+	params.SetProgressToken("tok-7")
+	if _, err := cs.CallTool(t.Context(), params); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case p := <-progress:
+		if p.ProgressToken != "tok-7" || p.Total == 0 {
+			t.Errorf("progress = %+v", p)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no progress notification")
+	}
+}
+
+// TestSamplingRoundTrips: the plugin asks for a completion the
+// multi-round-trip way; go-sdk carries it to a new client (which retries
+// itself) and to an old one (asked by the server, handler re-invoked).
+func TestSamplingRoundTrips(t *testing.T) {
+	for _, version := range versions {
+		t.Run(version, func(t *testing.T) {
+			h := everythingHost(t)
+			var asked string
+			cs := connect(t, h, &mcp.ClientOptions{
+				CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+					asked = req.Params.Messages[0].Content.(*mcp.TextContent).Text
+					return &mcp.CreateMessageResult{Role: "assistant", Model: "test-model", Content: &mcp.TextContent{Text: "Paris"}}, nil
+				},
+			}, version)
+			res, text := callText(t, cs, "test_sampling", map[string]any{"prompt": "Capital of France?"})
+			if res.IsError || text != "LLM response: Paris" || asked != "Capital of France?" {
+				t.Errorf("sampling: %q (isError %v); the client was asked %q", text, res.IsError, asked)
+			}
+		})
+	}
+}
+
+func TestElicitationRoundTrips(t *testing.T) {
+	for _, version := range versions {
+		t.Run(version, func(t *testing.T) {
+			h := everythingHost(t)
+			cs := connect(t, h, &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"username": "ada"}}, nil
+				},
+			}, version)
+			res, text := callText(t, cs, "test_elicitation", map[string]any{"message": "Who are you?"})
+			if res.IsError || !strings.Contains(text, "action=accept") || !strings.Contains(text, "ada") {
+				t.Errorf("elicitation: %q (isError %v)", text, res.IsError)
+			}
+		})
+	}
+}
+
+// TestSamplingRefusedWithoutTheCapability: a client that did not declare
+// sampling gets a clear error, not a hang.
+func TestSamplingRefusedWithoutTheCapability(t *testing.T) {
+	for _, version := range versions {
+		t.Run(version, func(t *testing.T) {
+			h := everythingHost(t)
+			cs := connect(t, h, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}, version)
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_sampling", Arguments: map[string]any{"prompt": "x"}})
+			if err == nil && !res.IsError {
+				t.Fatalf("sampling without the capability succeeded: %+v", res)
+			}
+			if ctx.Err() != nil {
+				t.Fatal("sampling without the capability hung")
+			}
+			t.Logf("refused with: %v", err)
+		})
+	}
+}
