@@ -251,8 +251,12 @@ func route[E any](h *Host, find func(*catalog) (E, *loadedPlugin, bool)) (E, *lo
 
 // withRequest puts the MCP request a plugin call serves into ctx, for the
 // host functions.
-func withRequest(ctx context.Context, session *mcp.ServerSession, progressToken any) context.Context {
-	return hostfn.WithRequest(ctx, &hostfn.Request{Session: session, ProgressToken: progressToken})
+func withRequest(ctx context.Context, session *mcp.ServerSession, progressToken any, extra *mcp.RequestExtra) context.Context {
+	r := &hostfn.Request{Session: session, ProgressToken: progressToken}
+	if extra != nil {
+		r.CloseSSEStream = extra.CloseSSEStream
+	}
+	return hostfn.WithRequest(ctx, r)
 }
 
 // callTool serves tools/call for every tool.
@@ -265,7 +269,7 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Params.Name)}
 	}
 	defer lp.release()
-	return bridge.CallTool(withRequest(ctx, req.Session, req.Params.GetProgressToken()), lp.plugin, e.tool, req)
+	return bridge.CallTool(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.Extra), lp.plugin, e.tool, req)
 }
 
 // readResource serves resources/read for every resource and template.
@@ -278,7 +282,7 @@ func (h *Host) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	}
 	defer lp.release()
-	return bridge.ReadResource(withRequest(ctx, req.Session, req.Params.GetProgressToken()), lp.plugin, req)
+	return bridge.ReadResource(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.Extra), lp.plugin, req)
 }
 
 // getPrompt serves prompts/get for every prompt.
@@ -291,7 +295,7 @@ func (h *Host) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.G
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Params.Name)}
 	}
 	defer lp.release()
-	return bridge.GetPrompt(withRequest(ctx, req.Session, req.Params.GetProgressToken()), lp.plugin, e.prompt, e.prompt.Name, req)
+	return bridge.GetPrompt(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.Extra), lp.plugin, e.prompt, e.prompt.Name, req)
 }
 
 // complete routes completion/complete to the plugin owning the prompt or
@@ -319,5 +323,5 @@ func (h *Host) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.Com
 	if !lp.plugin.Has("complete") {
 		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
 	}
-	return bridge.Complete(withRequest(ctx, req.Session, nil), lp.plugin, ref, req)
+	return bridge.Complete(withRequest(ctx, req.Session, nil, req.Extra), lp.plugin, ref, req)
 }

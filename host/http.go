@@ -24,13 +24,21 @@ const MCPPath = "/mcp"
 // this is what stops a web page from reaching a local server through DNS
 // rebinding.
 func (h *Host) HTTPHandler(listenAddr string) http.Handler {
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server },
-		&mcp.StreamableHTTPOptions{
-			Stateless:      h.cfg.Server.Stateless,
-			SessionTimeout: h.cfg.Server.SessionTimeout,
-			Logger:         slogFor(h.logger.Named("http")),
-		})
-	guard := newOriginGuard(listenAddr, h.cfg.Server.AllowedOrigins)
+	h.reloadMu.Lock()
+	settings := h.cfg.Server
+	h.reloadMu.Unlock()
+	opts := &mcp.StreamableHTTPOptions{
+		Stateless:      settings.Stateless,
+		SessionTimeout: settings.SessionTimeout,
+		Logger:         slogFor(h.logger.Named("http")),
+	}
+	if !opts.Stateless {
+		// Lets a client resume a stream the server closed (SEP-1699), or
+		// one its network dropped, without losing the response.
+		opts.EventStore = mcp.NewMemoryEventStore(nil)
+	}
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server }, opts)
+	guard := newOriginGuard(listenAddr, settings.AllowedOrigins)
 	mux := http.NewServeMux()
 	mux.Handle(MCPPath, guard.wrap(mcpHandler))
 	return mux

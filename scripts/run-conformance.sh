@@ -3,8 +3,9 @@
 # hosting plugins/everything, in two legs, each against its own server:
 #   stateful  (2025-11-25 and earlier): --suite all --spec-version 2025-11-25
 #   stateless (2026-07-28):             --suite all --spec-version 2026-07-28
-# Needs bin/mcphost and plugins/everything/everything.wasm (the Makefile
-# builds them). Exits non-zero if any check failed in either leg.
+# Before the legs, the TypeScript SDK's stdio client (a new user's client)
+# lists and calls the default config's tools. Needs bin/mcphost and the
+# plugins (the Makefile builds them). Exits non-zero if anything failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,6 +46,13 @@ run_leg() { # name port spec-version [serve flags...]
 	rm -f "$log"
 	return "$rc"
 }
+
+# A new user's client first: the TypeScript SDK's stdio client launches
+# mcphost with the default config, lists the tools and calls echo.
+install_dir=$(scripts/conformance.sh --install | sed -n 's/^cache: *//p')
+node_bin=$(scripts/conformance.sh --install | sed -n 's/^node: *//p')
+echo "== TypeScript SDK stdio client against mcphost serve (mcphost.toml)"
+"$node_bin" scripts/ts-stdio-client.mjs "$install_dir/suite" "$bin" mcphost.toml
 
 status=0
 run_leg stateful "$port_base" 2025-11-25 || status=1

@@ -26,6 +26,9 @@ func hostNotifyResourceListChanged()
 //go:wasmimport extism:host/user notify_prompt_list_changed
 func hostNotifyPromptListChanged()
 
+//go:wasmimport extism:host/user close_sse_stream
+func hostCloseSSEStream(offset uint64)
+
 // withPayload copies payload into kernel memory and calls f with its offset.
 func withPayload(f func(offset uint64), payload []byte) {
 	mem := pdk.AllocateBytes(payload)
@@ -49,3 +52,5 @@ func notifyListChanged(kind listKind) {
 		hostNotifyPromptListChanged()
 	}
 }
+
+func closeSSEStream(payload []byte) { withPayload(hostCloseSSEStream, payload) }

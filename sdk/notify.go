@@ -3,6 +3,7 @@ package sdk
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // LoggingLevel is the severity of an MCP log message ([Context.LogMessage]),
@@ -101,3 +102,16 @@ func ResourceListChanged() { notifyListChanged(resourceList) }
 // PromptListChanged tells the host that the plugin's list of prompts
 // changed. See [ToolListChanged].
 func PromptListChanged() { notifyListChanged(promptList) }
+
+// CloseSSEStream asks the host to end the HTTP response stream of the
+// current request now, telling the client to reconnect after retryAfter;
+// the handler's result reaches the client on the resumed stream (MCP
+// SEP-1699 polling). It suits a long call behind a proxy that cuts idle
+// connections. It does nothing where the transport has no such stream
+// (stdio, the stateless 2026-07-28 revision).
+func (c *Context) CloseSSEStream(retryAfter time.Duration) {
+	b, _ := json.Marshal(struct {
+		RetryAfterMs int64 `json:"retryAfterMs"`
+	}{retryAfter.Milliseconds()})
+	closeSSEStream(b)
+}

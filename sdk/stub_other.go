@@ -41,3 +41,7 @@ func notifyResourceUpdated(payload []byte) {
 func notifyListChanged(kind listKind) {
 	stubCalls = append(stubCalls, stubCall{"notify_" + string(kind) + "_list_changed", ""})
 }
+
+func closeSSEStream(payload []byte) {
+	stubCalls = append(stubCalls, stubCall{"close_sse_stream", string(payload)})
+}

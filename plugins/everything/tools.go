@@ -210,6 +210,14 @@ func registerTools() {
 			return sdk.TextResult("prompts_list_changed published"), nil
 		})
 
+	addTool("test_reconnection",
+		"Tests SSE stream disconnection and client reconnection (SEP-1699). Server will close the stream mid-call and send the result after client reconnects.",
+		func(ctx *sdk.Context, _ json.RawMessage) (*abi.CallToolResult, error) {
+			ctx.CloseSSEStream(10 * time.Millisecond)
+			time.Sleep(100 * time.Millisecond) // let the client reconnect
+			return sdk.TextResult("Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure."), nil
+		})
+
 	// Not in go-sdk's server, whose watched resource is updated by a 3s
 	// ticker: a plugin runs only when called, so a tool stands in for it.
 	addTool("test_update_watched_resource",

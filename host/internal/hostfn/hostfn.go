@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	extism "github.com/extism/go-sdk"
 	"github.com/hashicorp/go-hclog"
@@ -31,6 +32,9 @@ type Request struct {
 	Session *mcp.ServerSession
 	// ProgressToken is the request's _meta.progressToken, or nil.
 	ProgressToken any
+	// CloseSSEStream, when the transport offers it, closes the SSE stream
+	// of the request so the client reconnects later (SEP-1699).
+	CloseSSEStream func(mcp.CloseSSEStreamArgs)
 }
 
 type requestKey struct{}
@@ -68,6 +72,7 @@ func Functions(plugin string, logger hclog.Logger, notifier Notifier) []extism.H
 		f.noPayload("notify_tool_list_changed", func(ctx context.Context) { f.notifier.ListChanged(ctx, f.plugin, "tools") }),
 		f.noPayload("notify_resource_list_changed", func(ctx context.Context) { f.notifier.ListChanged(ctx, f.plugin, "resources") }),
 		f.noPayload("notify_prompt_list_changed", func(ctx context.Context) { f.notifier.ListChanged(ctx, f.plugin, "prompts") }),
+		f.withPayload("close_sse_stream", f.closeSSEStream),
 	}
 	for i := range fns {
 		fns[i].SetNamespace(Namespace)
@@ -114,8 +119,8 @@ func (f *functions) noPayload(name string, handle func(ctx context.Context)) ext
 	}, nil, nil)
 }
 
-// decodeStrict decodes one JSON object into v, refusing unknown fields.
-func decodeStrict(payload []byte, v any) error {
+// decodePayload decodes a host function's JSON payload into v.
+func decodePayload(payload []byte, v any) error {
 	if err := json.Unmarshal(payload, v); err != nil {
 		return fmt.Errorf("payload is not the expected JSON: %w", err)
 	}
@@ -133,7 +138,7 @@ var logLevels = map[mcp.LoggingLevel]hclog.Level{
 // level lets it through.
 func (f *functions) loggingMessage(ctx context.Context, payload []byte) error {
 	var msg mcp.LoggingMessageParams
-	if err := decodeStrict(payload, &msg); err != nil {
+	if err := decodePayload(payload, &msg); err != nil {
 		return err
 	}
 	level, ok := logLevels[msg.Level]
@@ -159,7 +164,7 @@ func (f *functions) progress(ctx context.Context, payload []byte) error {
 		Total    float64 `json:"total,omitempty"`
 		Message  string  `json:"message,omitempty"`
 	}
-	if err := decodeStrict(payload, &p); err != nil {
+	if err := decodePayload(payload, &p); err != nil {
 		return err
 	}
 	req := requestFrom(ctx)
@@ -179,12 +184,33 @@ func (f *functions) resourceUpdated(ctx context.Context, payload []byte) error {
 	var p struct {
 		URI string `json:"uri"`
 	}
-	if err := decodeStrict(payload, &p); err != nil {
+	if err := decodePayload(payload, &p); err != nil {
 		return err
 	}
 	if p.URI == "" {
 		return fmt.Errorf("uri is missing")
 	}
 	f.notifier.ResourceUpdated(ctx, p.URI)
+	return nil
+}
+
+// closeSSEStream: {"retryAfterMs": n}. Ends the SSE stream carrying the
+// current request's response, telling the client to reconnect after n ms;
+// the response reaches it on the resumed stream (SEP-1699 polling, for long
+// calls behind proxies that cut idle connections). A no-op where there is
+// no such stream (stdio, JSON responses, the stateless revision).
+func (f *functions) closeSSEStream(ctx context.Context, payload []byte) error {
+	var p struct {
+		RetryAfterMs int64 `json:"retryAfterMs"`
+	}
+	if err := decodePayload(payload, &p); err != nil {
+		return err
+	}
+	if p.RetryAfterMs < 0 || p.RetryAfterMs > 60_000 {
+		return fmt.Errorf("retryAfterMs %d is out of range (0 to 60000)", p.RetryAfterMs)
+	}
+	if req := requestFrom(ctx); req.CloseSSEStream != nil {
+		req.CloseSSEStream(mcp.CloseSSEStreamArgs{RetryAfter: time.Duration(p.RetryAfterMs) * time.Millisecond})
+	}
 	return nil
 }
