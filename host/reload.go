@@ -16,7 +16,7 @@ import (
 
 // debounce is how long the host waits after the last change to a watched
 // file before reloading: editors and cp write a file in several steps.
-const debounce = 100 * time.Millisecond
+const debounce = 50 * time.Millisecond
 
 func sha256Sum(b []byte) [sha256.Size]byte { return sha256.Sum256(b) }
 
