@@ -28,6 +28,7 @@ type reloadFixture struct {
 	session  *mcp.ClientSession
 	log      *syncBuffer
 	toolsChg chan struct{}
+	logMsgs  chan *mcp.LoggingMessageParams
 }
 
 func copyFile(t testing.TB, src, dst string) {
@@ -70,7 +71,7 @@ timeout = "5s"
 
 func newReloadFixture(t testing.TB, watch bool) *reloadFixture {
 	t.Helper()
-	f := &reloadFixture{dir: t.TempDir(), log: &syncBuffer{}, toolsChg: make(chan struct{}, 100)}
+	f := &reloadFixture{dir: t.TempDir(), log: &syncBuffer{}, toolsChg: make(chan struct{}, 100), logMsgs: make(chan *mcp.LoggingMessageParams, 100)}
 	f.cfgPath = filepath.Join(f.dir, "mcphost.toml")
 	copyFile(t, testutil.GoPlugin(t, "testdata/plugins/versioned"), filepath.Join(f.dir, "versioned.wasm"))
 	f.writeConfig(t, fmt.Sprintf(versionedConfig, watch))
@@ -92,6 +93,12 @@ func newReloadFixture(t testing.TB, watch bool) *reloadFixture {
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			select { // never block the client's connection
 			case f.toolsChg <- struct{}{}:
+			default:
+			}
+		},
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			select {
+			case f.logMsgs <- req.Params:
 			default:
 			}
 		},
@@ -163,6 +170,9 @@ func TestReloadWatchesThePluginFile(t *testing.T) {
 
 func TestReloadKeepsTheOldPluginWhenTheNewFileIsBroken(t *testing.T) {
 	f := newReloadFixture(t, false)
+	if err := f.session.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "error"}); err != nil {
+		t.Fatal(err)
+	}
 	wasm := filepath.Join(f.dir, "versioned.wasm")
 	for _, garbage := range [][]byte{
 		[]byte("not wasm at all"),
@@ -176,6 +186,14 @@ func TestReloadKeepsTheOldPluginWhenTheNewFileIsBroken(t *testing.T) {
 		}
 		if v := f.version(t); v != "v1" {
 			t.Errorf("after a broken reload version = %q, want v1 still serving", v)
+		}
+		select {
+		case msg := <-f.logMsgs:
+			if data, _ := msg.Data.(string); msg.Level != "error" || !strings.Contains(data, `plugin "versioned"`) {
+				t.Errorf("client told %s: %v", msg.Level, msg.Data)
+			}
+		case <-time.After(5 * time.Second):
+			t.Error("the client was not told of the broken reload (notifications/message)")
 		}
 	}
 	if n := f.countNotifications(100 * time.Millisecond); n != 0 {
