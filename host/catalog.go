@@ -159,64 +159,47 @@ func (c *catalog) applyTo(server *mcp.Server, old *catalog, h *Host, announced m
 	changed := func(lp *loadedPlugin, kind string, same bool) bool {
 		return !same || announced[lp.cfg.Name][kind]
 	}
-	var gone []string
-	for name := range old.tools {
-		if _, ok := c.tools[name]; !ok {
-			gone = append(gone, name)
-		}
-	}
-	if len(gone) > 0 {
-		server.RemoveTools(gone...)
-	}
-	for name, e := range c.tools {
-		if o, ok := old.tools[name]; !ok || changed(e.plugin, "tools", sameJSON(o.tool.MCP, e.tool.MCP)) {
+	syncKind(old.tools, c.tools, server.RemoveTools, func(name string, o *toolEntry, e toolEntry) {
+		if o == nil || changed(e.plugin, "tools", sameJSON(o.tool.MCP, e.tool.MCP)) {
 			h.register(e.plugin, "tool", name, func() { server.AddTool(e.tool.MCP, h.callTool) })
 		}
-	}
-
-	gone = gone[:0]
-	for uri := range old.resources {
-		if _, ok := c.resources[uri]; !ok {
-			gone = append(gone, uri)
-		}
-	}
-	if len(gone) > 0 {
-		server.RemoveResources(gone...)
-	}
-	for uri, e := range c.resources {
-		if o, ok := old.resources[uri]; !ok || changed(e.plugin, "resources", sameJSON(o.resource, e.resource)) {
+	})
+	syncKind(old.resources, c.resources, server.RemoveResources, func(uri string, o *resourceEntry, e resourceEntry) {
+		if o == nil || changed(e.plugin, "resources", sameJSON(o.resource, e.resource)) {
 			h.register(e.plugin, "resource", uri, func() { server.AddResource(e.resource, h.readResource) })
 		}
-	}
-
-	gone = gone[:0]
-	for uri := range old.templates {
-		if _, ok := c.templates[uri]; !ok {
-			gone = append(gone, uri)
-		}
-	}
-	if len(gone) > 0 {
-		server.RemoveResourceTemplates(gone...)
-	}
-	for uri, e := range c.templates {
-		if o, ok := old.templates[uri]; !ok || changed(e.plugin, "resources", sameJSON(o.template, e.template)) {
+	})
+	syncKind(old.templates, c.templates, server.RemoveResourceTemplates, func(uri string, o *templateEntry, e templateEntry) {
+		if o == nil || changed(e.plugin, "resources", sameJSON(o.template, e.template)) {
 			h.register(e.plugin, "template", uri, func() { server.AddResourceTemplate(e.template, h.readResource) })
 		}
-	}
+	})
+	syncKind(old.prompts, c.prompts, server.RemovePrompts, func(name string, o *promptEntry, e promptEntry) {
+		if o == nil || changed(e.plugin, "prompts", sameJSON(o.prompt, e.prompt)) {
+			h.register(e.plugin, "prompt", name, func() { server.AddPrompt(e.prompt, h.getPrompt) })
+		}
+	})
+}
 
-	gone = gone[:0]
-	for name := range old.prompts {
-		if _, ok := c.prompts[name]; !ok {
-			gone = append(gone, name)
+// syncKind removes (in one call, so go-sdk notifies once) the keys of old
+// that cur lacks, then calls update for every entry of cur with its old
+// entry, or nil when it is new.
+func syncKind[E any](old, cur map[string]E, remove func(...string), update func(key string, old *E, e E)) {
+	var gone []string
+	for key := range old {
+		if _, ok := cur[key]; !ok {
+			gone = append(gone, key)
 		}
 	}
 	if len(gone) > 0 {
-		server.RemovePrompts(gone...)
+		remove(gone...)
 	}
-	for name, e := range c.prompts {
-		if o, ok := old.prompts[name]; !ok || changed(e.plugin, "prompts", sameJSON(o.prompt, e.prompt)) {
-			h.register(e.plugin, "prompt", name, func() { server.AddPrompt(e.prompt, h.getPrompt) })
+	for key, e := range cur {
+		var prev *E
+		if o, ok := old[key]; ok {
+			prev = &o
 		}
+		update(key, prev, e)
 	}
 }
 
