@@ -51,10 +51,13 @@ type Input struct {
 
 // CallContext describes the client request a call serves.
 type CallContext struct {
-	// ID is the JSON-RPC id of the client's request, when the host knows it.
+	// ID identifies the call (a number). The host does not see the
+	// client's JSON-RPC id; this one is the host's own, for logs. It is
+	// always present, as hyper-mcp's plugins require.
 	ID json.RawMessage `json:"id,omitempty"`
-	// Meta is the request's _meta object (e.g. progressToken).
-	Meta map[string]any `json:"_meta,omitempty"`
+	// Meta is the request's _meta object (e.g. progressToken); always
+	// present, {} when the request has none.
+	Meta map[string]any `json:"_meta"`
 	// ClientCapabilities are the capabilities the client declared (MCP's
 	// ClientCapabilities object), so a plugin can ask only for input the
 	// client can give (sampling, elicitation, roots).

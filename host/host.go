@@ -78,10 +78,13 @@ type PluginInfo struct {
 	Name       string
 	Path       string
 	ABIVersion int
-	Tools      []string
-	Resources  []string
-	Templates  []string
-	Prompts    []string
+	// Flavor is the ABI the module was written for: "mcphost", or
+	// "hyper-mcp v1" / "hyper-mcp v2" for hyper-mcp's plugins.
+	Flavor    string
+	Tools     []string
+	Resources []string
+	Templates []string
+	Prompts   []string
 }
 
 // New loads every plugin of cfg (in parallel) and registers what each
@@ -162,7 +165,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 
 func (h *Host) logLoaded(c *catalog, lp *loadedPlugin) {
 	tools, resources, templates, prompts := c.contributions(lp)
-	h.logger.Info("plugin loaded", "plugin", lp.cfg.Name, "path", lp.cfg.Path, "abi", lp.plugin.ABIVersion(),
+	h.logger.Info("plugin loaded", "plugin", lp.cfg.Name, "path", lp.cfg.Path, "abi", lp.plugin.Flavor(),
 		"tools", sorted(tools), "resources", sorted(resources), "templates", sorted(templates), "prompts", sorted(prompts))
 }
 
@@ -323,7 +326,7 @@ func (h *Host) Plugins() []PluginInfo {
 	for _, lp := range plugins {
 		tools, resources, templates, prompts := c.contributions(lp)
 		infos = append(infos, PluginInfo{
-			Name: lp.cfg.Name, Path: lp.cfg.Path, ABIVersion: lp.plugin.ABIVersion(),
+			Name: lp.cfg.Name, Path: lp.cfg.Path, ABIVersion: lp.plugin.ABIVersion(), Flavor: string(lp.plugin.Flavor()),
 			Tools: sorted(tools), Resources: sorted(resources), Templates: sorted(templates), Prompts: sorted(prompts),
 		})
 	}

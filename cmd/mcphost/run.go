@@ -226,7 +226,7 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	plugins := h.Plugins()
 	fmt.Fprintf(stdout, "%s: ok, %d plugin(s)\n", cfg.Path, len(plugins))
 	for _, p := range plugins {
-		fmt.Fprintf(stdout, "  %s (abi v%d, %s)\n", p.Name, p.ABIVersion, p.Path)
+		fmt.Fprintf(stdout, "  %s (%s abi v%d, %s)\n", p.Name, p.Flavor, p.ABIVersion, p.Path)
 		for _, kind := range []struct {
 			name  string
 			items []string

@@ -10,7 +10,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"regexp"
+	"strconv"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -50,7 +52,10 @@ func envelope(request any, meta map[string]any, caps *mcp.ClientCapabilities) ([
 	in := struct {
 		Request any             `json:"request,omitempty"`
 		Context abi.CallContext `json:"context"`
-	}{Request: request, Context: abi.CallContext{Meta: meta}}
+	}{Request: request, Context: abi.CallContext{Meta: meta, ID: json.RawMessage(strconv.FormatInt(rand.Int64N(1<<53), 10))}}
+	if in.Context.Meta == nil {
+		in.Context.Meta = map[string]any{}
+	}
 	if caps != nil {
 		b, err := json.Marshal(caps)
 		if err != nil {

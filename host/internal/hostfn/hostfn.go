@@ -73,6 +73,14 @@ func Functions(plugin string, logger hclog.Logger, notifier Notifier) []extism.H
 		f.noPayload("notify_resource_list_changed", func(ctx context.Context) { f.notifier.ListChanged(ctx, f.plugin, "resources") }),
 		f.noPayload("notify_prompt_list_changed", func(ctx context.Context) { f.notifier.ListChanged(ctx, f.plugin, "prompts") }),
 		f.withPayload("close_sse_stream", f.closeSSEStream),
+		// hyper-mcp's blocking client requests and secrets, so that its
+		// plugins load unchanged (see compat.go).
+		f.asking("create_message", f.createMessage),
+		f.asking("create_elicitation", f.createElicitation),
+		f.askingNoPayload("list_roots", f.listRoots),
+		f.asking("get_access_token", f.refuseSecret("get_access_token")),
+		f.asking("get_keyring_secret", f.refuseSecret("get_keyring_secret")),
+		f.withPayload("notify_url_elicitation_completed", f.urlElicitationCompleted),
 	}
 	for i := range fns {
 		fns[i].SetNamespace(Namespace)

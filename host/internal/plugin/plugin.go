@@ -60,6 +60,7 @@ type Plugin struct {
 	timeout        time.Duration
 	maxOutputBytes int
 	abiVersion     int
+	flavor         Flavor
 	exports        map[string]bool
 	compiled       *extism.CompiledPlugin
 	cache          wazero.CompilationCache
@@ -179,10 +180,15 @@ func (p *Plugin) inspect(ctx context.Context) error {
 	healthy := false
 	defer func() { p.pool.put(inst, healthy) }()
 
+	p.flavor = detectFlavor(inst.FunctionExists)
 	for _, name := range exportNames {
 		if inst.FunctionExists(name) {
 			p.exports[name] = true
 		}
+	}
+	if p.flavor == FlavorHyperMCPv1 {
+		p.exports[abi.ExportListTools] = true
+		p.exports[abi.ExportCallTool] = true
 	}
 	if !p.exports[abi.ExportListTools] && !p.exports[abi.ExportListResources] &&
 		!p.exports[abi.ExportListResourceTemplates] && !p.exports[abi.ExportListPrompts] {
@@ -191,7 +197,7 @@ func (p *Plugin) inspect(ctx context.Context) error {
 	}
 
 	p.abiVersion = abi.Version
-	if inst.FunctionExists(abi.VersionExport) {
+	if p.flavor == FlavorMCPHost {
 		callCtx, cancel := context.WithTimeout(ctx, p.timeout)
 		version, _, err := inst.CallWithContext(callCtx, abi.VersionExport, nil)
 		cancel()
@@ -213,6 +219,9 @@ func (p *Plugin) Name() string { return p.name }
 // ABIVersion returns the ABI version the plugin declared.
 func (p *Plugin) ABIVersion() int { return p.abiVersion }
 
+// Flavor returns the plugin ABI the module was written for.
+func (p *Plugin) Flavor() Flavor { return p.flavor }
+
 // Has reports whether the plugin provides the named export.
 func (p *Plugin) Has(export string) bool { return p.exports[export] }
 
@@ -227,11 +236,15 @@ func (p *Plugin) Call(ctx context.Context, export string, input []byte) ([]byte,
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 
+	fn, input, err := p.adapt(export, input)
+	if err != nil {
+		return nil, &CallError{Plugin: p.name, Export: export, Kind: KindPluginError, Err: err}
+	}
 	inst, err := p.pool.get(ctx)
 	if err != nil {
 		return nil, p.failure(ctx, export, fmt.Errorf("waiting for a free instance: %w", err))
 	}
-	rc, out, err := inst.CallWithContext(ctx, export, input)
+	rc, out, err := inst.CallWithContext(ctx, fn, input)
 	if err != nil {
 		// A plugin-reported error leaves the instance usable; anything else
 		// (trap, exit, interrupt) leaves it in an unknown state.

@@ -1,0 +1,274 @@
+package plugin_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tetratelabs/wazero"
+
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/host/internal/bridge"
+	"github.com/mcphost/mcphost/host/internal/hostfn"
+	"github.com/mcphost/mcphost/host/internal/plugin"
+	"github.com/mcphost/mcphost/internal/testutil"
+)
+
+// Benchmarks of the Wasm hop: one call into plugins/everything's echo tool
+// on a pooled (warm) instance, without any MCP transport.
+//
+//	go test -run '^$' -bench . ./host/internal/plugin/
+
+// echoInput is the ABI envelope the host sends for tools/call echo
+// {"text": "hello"} (what bridge.CallTool builds for that request).
+var echoInput = []byte(`{"request":{"name":"echo","arguments":{"text":"hello"}},"context":{}}`)
+
+// loadEverything loads plugins/everything with up to instances instances,
+// its compiled code in a per-test cache directory that one warm-up load has
+// filled (so b's timer never includes compilation).
+func loadEverything(b *testing.B, instances int) *plugin.Plugin {
+	b.Helper()
+	wasm, err := os.ReadFile(testutil.GoPlugin(b, "plugins/everything"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := plugin.Load(b.Context(), plugin.Options{
+		Name:           "everything",
+		Wasm:           wasm,
+		Timeout:        30 * time.Second,
+		MemoryMB:       128,
+		MaxInstances:   instances,
+		MaxOutputBytes: 4 << 20,
+		CacheDir:       benchCacheDir(b),
+		HostFunctions:  hostfn.Functions("everything", hclog.NewNullLogger(), nopNotifier{}),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { p.Close(context.Background()) })
+	return p
+}
+
+// nopNotifier drops the notifications plugins send (echo sends none).
+type nopNotifier struct{}
+
+func (nopNotifier) ResourceUpdated(context.Context, string)     {}
+func (nopNotifier) ListChanged(context.Context, string, string) {}
+
+var (
+	cacheOnce sync.Once
+	cacheDir  string
+)
+
+// benchCacheDir is one compilation cache shared by this process's
+// benchmarks (the first load compiles, the others read it).
+func benchCacheDir(b *testing.B) string {
+	cacheOnce.Do(func() {
+		d, err := os.MkdirTemp("", "mcphost-bench-cache-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		cacheDir = d
+	})
+	return cacheDir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if cacheDir != "" {
+		os.RemoveAll(cacheDir)
+	}
+	os.Exit(code)
+}
+
+func reportLatencies(b *testing.B, lat []time.Duration) {
+	b.Helper()
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	pct := func(p float64) float64 {
+		return float64(lat[int(p*float64(len(lat)-1))]) / float64(time.Microsecond)
+	}
+	b.ReportMetric(pct(0.50), "p50-µs")
+	b.ReportMetric(pct(0.99), "p99-µs")
+}
+
+// BenchmarkWasmHop is one plugin.Call of call_tool (echo) on a warm pooled
+// instance: the pool, Extism's input/output copies, the guest's JSON
+// decoding and dispatch, and the deadline. Goal (issue #9): p50 <= 20 µs.
+func BenchmarkWasmHop(b *testing.B) {
+	p := loadEverything(b, 1)
+	ctx := context.Background()
+	check := func(out []byte) {
+		if !strings.Contains(string(out), `"hello"`) {
+			b.Fatalf("echo returned %s", out)
+		}
+	}
+	out, err := p.Call(ctx, abi.ExportCallTool, echoInput) // instance now warm
+	if err != nil {
+		b.Fatal(err)
+	}
+	check(out)
+	lat := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		begin := time.Now()
+		out, err = p.Call(ctx, abi.ExportCallTool, echoInput)
+		lat = append(lat, time.Since(begin))
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	check(out)
+	reportLatencies(b, lat)
+}
+
+// BenchmarkExtismFloor decomposes the hop: the same plugin called through
+// Extism directly, without mcphost's pool or deadline.
+//   - abi_version: an export with no input, no output and no JSON (Extism's
+//     fixed cost per call: reset, input_set, output and error lookups, plus
+//     entering the Go guest's runtime);
+//   - call_tool: the echo call (adds the guest's JSON work and the output
+//     copied through Extism's kernel).
+func BenchmarkExtismFloor(b *testing.B) {
+	wasm, err := os.ReadFile(testutil.GoPlugin(b, "plugins/everything"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	cache, err := wazero.NewCompilationCacheWithDir(benchCacheDir(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cache.Close(ctx)
+	compiled, err := extism.NewCompiledPlugin(ctx, extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: wasm}}},
+		extism.PluginConfig{
+			RuntimeConfig: wazero.NewRuntimeConfig().WithCloseOnContextDone(true).WithCompilationCache(cache).
+				WithMemoryLimitPages(128 * 16).WithMemoryCapacityFromMax(true),
+			EnableWasi: true,
+		}, hostfn.Functions("everything", hclog.NewNullLogger(), nopNotifier{}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer compiled.Close(ctx)
+	inst, err := compiled.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: wazero.NewModuleConfig()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer inst.Close(ctx)
+	for _, tc := range []struct {
+		name, export string
+		input        []byte
+	}{
+		{"abi_version", abi.VersionExport, nil},
+		{"call_tool", abi.ExportCallTool, echoInput},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			if _, _, err := inst.CallWithContext(ctx, tc.export, tc.input); err != nil {
+				b.Fatal(err)
+			}
+			lat := make([]time.Duration, 0, b.N)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				begin := time.Now()
+				_, _, err := inst.CallWithContext(ctx, tc.export, tc.input)
+				lat = append(lat, time.Since(begin))
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			reportLatencies(b, lat)
+		})
+	}
+}
+
+// BenchmarkBridgeCallTool is what the host does for one tools/call beyond
+// go-sdk: validate the arguments against the tool's schema, build the
+// envelope, the Wasm hop, decode the result as untrusted JSON.
+func BenchmarkBridgeCallTool(b *testing.B) {
+	p := loadEverything(b, 1)
+	ctx := context.Background()
+	tools, err := bridge.ListTools(ctx, p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	i := slices.IndexFunc(tools, func(t bridge.Tool) bool { return t.MCP.Name == "echo" })
+	if i < 0 {
+		b.Fatal("no echo tool")
+	}
+	tool := tools[i]
+	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "echo", Arguments: json.RawMessage(`{"text":"hello"}`)}}
+	if _, err := bridge.CallTool(ctx, p, tool, req); err != nil {
+		b.Fatal(err)
+	}
+	lat := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		begin := time.Now()
+		res, err := bridge.CallTool(ctx, p, tool, req)
+		lat = append(lat, time.Since(begin))
+		if err != nil || res.IsError {
+			b.Fatalf("CallTool = %v, %v", res, err)
+		}
+	}
+	b.StopTimer()
+	reportLatencies(b, lat)
+}
+
+// BenchmarkCallers runs b.N echo calls split between N goroutines on one
+// plugin with two instances. calls/s for callers=2 over callers=1 is the
+// speed-up from the pool (goal: >= 1.8x on 2 cores); callers=4 shows
+// callers queueing for the 2 instances.
+func BenchmarkCallers(b *testing.B) {
+	for _, callers := range []int{1, 2, 4} {
+		b.Run("callers="+string(rune('0'+callers)), func(b *testing.B) {
+			p := loadEverything(b, 2)
+			ctx := context.Background()
+			// Warm both instances.
+			var wg sync.WaitGroup
+			for range 2 {
+				wg.Go(func() {
+					for range 50 {
+						if _, err := p.Call(ctx, abi.ExportCallTool, echoInput); err != nil {
+							b.Error(err)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.ResetTimer()
+			begin := time.Now()
+			for c := range callers {
+				n := b.N / callers
+				if c < b.N%callers {
+					n++
+				}
+				wg.Go(func() {
+					for range n {
+						if _, err := p.Call(ctx, abi.ExportCallTool, echoInput); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/time.Since(begin).Seconds(), "calls/s")
+		})
+	}
+}
