@@ -46,6 +46,8 @@ Usage:
   mcphost serve    [--config FILE] [--log-level LEVEL]   serve MCP over stdio
                    [--http ADDR] [--stateless]           ... or over Streamable HTTP at http://ADDR/mcp
   mcphost validate [--config FILE]                       check the config and load every plugin
+  mcphost plugin inspect [--json] FILE.wasm              what a plugin offers and would need granted
+  mcphost plugin new --lang go|c|rust|as|wat NAME [DIR]  scaffold a plugin that builds and loads as is
   mcphost version                                        print the version
 
 FILE defaults to ./mcphost.toml. Logs go to stderr; stdout carries only MCP messages.
@@ -63,6 +65,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runServe(ctx, rest, stdin, stdout, stderr)
 	case "validate":
 		return runValidate(ctx, rest, stdout, stderr)
+	case "plugin":
+		return runPlugin(ctx, rest, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "mcphost %s\n", buildVersion())
 		return nil

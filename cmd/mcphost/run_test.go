@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -142,5 +144,93 @@ func TestServeOverStdio(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "plugin loaded") || !strings.Contains(stderr.String(), "echo") {
 		t.Errorf("stderr does not log the loaded plugin and its tools:\n%s", stderr.String())
+	}
+}
+
+func TestPluginInspect(t *testing.T) {
+	out, _, err := runCLI(t, "plugin", "inspect", "--json", testutil.GoPlugin(t, "plugins/everything"))
+	if err != nil {
+		t.Fatalf("inspect: %v\n%s", err, out)
+	}
+	var in inspection
+	if err := json.Unmarshal([]byte(out), &in); err != nil {
+		t.Fatalf("inspect --json output is not JSON: %v\n%s", err, out)
+	}
+	if !in.Loads || in.Flavor != "mcphost" || len(in.SHA256) != 64 || in.Size == 0 ||
+		!slices.Contains(in.Tools, "echo") || !slices.Contains(in.Resources, "test://static-text") ||
+		!slices.Contains(in.Templates, "test://template/{id}/data") || !slices.Contains(in.Prompts, "test_simple_prompt") ||
+		!slices.Contains(in.Exports, "mcphost_abi_version") || !slices.Contains(in.Imports, "extism:host/user.notify_progress") {
+		t.Errorf("inspection = %+v", in)
+	}
+
+	text, _, err := runCLI(t, "plugin", "inspect", testutil.GoPlugin(t, "testdata/plugins/hypermcp-v2"))
+	if err != nil || !strings.Contains(text, "hyper-mcp v2") || !strings.Contains(text, "keyring secret: refused") || !strings.Contains(text, "sampling") {
+		t.Errorf("inspect of a hyper-mcp plugin = %v\n%s", err, text)
+	}
+
+	notWasm := filepath.Join(t.TempDir(), "x.wasm")
+	os.WriteFile(notWasm, []byte("hello"), 0o644)
+	if _, _, err := runCLI(t, "plugin", "inspect", notWasm); err == nil || !strings.Contains(err.Error(), "not a valid WebAssembly module") {
+		t.Errorf("inspect of a text file = %v", err)
+	}
+}
+
+// TestPluginNewScaffoldsPluginsThatLoad scaffolds a plugin per template,
+// builds it with its toolchain, and checks the host loads it as is.
+func TestPluginNewScaffoldsPluginsThatLoad(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	for _, tc := range []struct {
+		lang  string
+		build func(t *testing.T, dir, name string) string // returns the .wasm
+	}{
+		{"go", func(t *testing.T, dir, name string) string {
+			out := filepath.Join(dir, name+".wasm")
+			rel, _ := filepath.Rel(root, dir)
+			cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", out, "./"+filepath.ToSlash(rel))
+			cmd.Dir = root
+			cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("build scaffolded Go plugin: %v\n%s", err, b)
+			}
+			return out
+		}},
+		{"wat", func(t *testing.T, dir, name string) string {
+			if _, err := exec.LookPath("wat2wasm"); err != nil {
+				t.Skip("wat2wasm not installed (Debian package wabt; make plugins installs it)")
+			}
+			out := filepath.Join(dir, name+".wasm")
+			if b, err := exec.Command("wat2wasm", filepath.Join(dir, name+".wat"), "-o", out).CombinedOutput(); err != nil {
+				t.Fatalf("wat2wasm: %v\n%s", err, b)
+			}
+			return out
+		}},
+	} {
+		t.Run(tc.lang, func(t *testing.T) {
+			// Inside the module, so that a Go plugin resolves the SDK.
+			base, err := os.MkdirTemp(filepath.Join(root, "testdata"), "scaffold-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(base) })
+			dir := filepath.Join(base, "demo")
+			out, _, err := runCLI(t, "plugin", "new", "--lang", tc.lang, "demo", dir)
+			if err != nil || !strings.Contains(out, "README.md") {
+				t.Fatalf("plugin new: %v\n%s", err, out)
+			}
+			if _, _, err := runCLI(t, "plugin", "new", "--lang", tc.lang, "demo", dir); err == nil {
+				t.Error("plugin new overwrote an existing plugin")
+			}
+			wasm := tc.build(t, dir, "demo")
+			in, err := inspect(t.Context(), wasm)
+			if err != nil || !in.Loads || len(in.Tools) != 1 || !strings.HasPrefix(in.Tools[0], "demo_") {
+				t.Errorf("scaffolded %s plugin: %+v, %v", tc.lang, in, err)
+			}
+		})
+	}
+	if _, _, err := runCLI(t, "plugin", "new", "--lang", "cobol", "x"); err == nil || exitCode(err) != 2 {
+		t.Errorf("unknown language: %v", err)
+	}
+	if _, _, err := runCLI(t, "plugin", "new", "Bad-Name"); err == nil || exitCode(err) != 2 {
+		t.Errorf("bad name: %v", err)
 	}
 }

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/tetratelabs/wazero"
+
+	"github.com/mcphost/mcphost/host"
+)
+
+// inspection is what `mcphost plugin inspect` reports about a .wasm file.
+type inspection struct {
+	File    string   `json:"file"`
+	Size    int64    `json:"size"`
+	SHA256  string   `json:"sha256"`
+	Exports []string `json:"exports"`
+	Imports []string `json:"imports"` // "module.name"
+	// Loads says whether the host loads the module with no grants; Error
+	// says why not.
+	Loads      bool     `json:"loads"`
+	Error      string   `json:"error,omitempty"`
+	Flavor     string   `json:"flavor,omitempty"`
+	ABIVersion int      `json:"abiVersion,omitempty"`
+	Tools      []string `json:"tools"`
+	Resources  []string `json:"resources"`
+	Templates  []string `json:"resourceTemplates"`
+	Prompts    []string `json:"prompts"`
+	// Needs lists what the module's imports ask of the host, and which
+	// config key would grant it.
+	Needs []string `json:"needs"`
+}
+
+// importNeeds maps imports to what they would need granted.
+var importNeeds = map[string]string{
+	"extism:host/env.http_request":            "outbound HTTP through Extism's http_request: refused (mcphost grants no network yet)",
+	"extism:host/user.get_access_token":       "an OAuth access token: refused (pass credentials through config)",
+	"extism:host/user.get_keyring_secret":     "a keyring secret: refused (pass credentials through config)",
+	"extism:host/user.create_message":         "asks the client's model (sampling), blocking: the client must declare sampling",
+	"extism:host/user.create_elicitation":     "asks the user (elicitation), blocking: the client must declare elicitation",
+	"extism:host/user.list_roots":             "reads the client's roots, blocking: the client must declare roots",
+	"wasi_snapshot_preview1.path_open":        "may open files: it gets none (no directory is mounted)",
+	"wasi_snapshot_preview1.environ_get":      "may read environment variables: it gets none",
+	"wasi_snapshot_preview1.sock_accept":      "sockets: none are given",
+	"extism:host/user.notify_progress":        "",
+	"extism:host/user.notify_logging_message": "",
+}
+
+// providedModules are the import modules the host satisfies.
+var providedModules = []string{"extism:host/env", "extism:host/user", "wasi_snapshot_preview1"}
+
+func runPlugin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return &usageError{"plugin: expected a subcommand: inspect, new"}
+	}
+	switch args[0] {
+	case "inspect":
+		return runInspect(ctx, args[1:], stdout, stderr)
+	case "new":
+		return runNew(args[1:], stdout, stderr)
+	default:
+		return &usageError{fmt.Sprintf("plugin: unknown subcommand %q (expected inspect, new)", args[0])}
+	}
+}
+
+func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("mcphost plugin inspect", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return &usageError{err.Error()}
+	}
+	if fs.NArg() != 1 {
+		return &usageError{"usage: mcphost plugin inspect [--json] FILE.wasm"}
+	}
+	in, err := inspect(ctx, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(in); err != nil {
+			return err
+		}
+	} else {
+		printInspection(stdout, in)
+	}
+	if !in.Loads {
+		return fmt.Errorf("%s does not load: %s", in.File, in.Error)
+	}
+	return nil
+}
+
+func inspect(ctx context.Context, path string) (*inspection, error) {
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("inspect: %w", err)
+	}
+	sum := sha256.Sum256(wasm)
+	in := &inspection{File: path, Size: int64(len(wasm)), SHA256: hex.EncodeToString(sum[:]),
+		Exports: []string{}, Imports: []string{}, Needs: []string{},
+		Tools: []string{}, Resources: []string{}, Templates: []string{}, Prompts: []string{}}
+
+	rt := wazero.NewRuntime(ctx)
+	defer rt.Close(ctx)
+	mod, err := rt.CompileModule(ctx, wasm)
+	if err != nil {
+		in.Error = fmt.Sprintf("not a valid WebAssembly module: %v", err)
+		return in, nil
+	}
+	for name := range mod.ExportedFunctions() {
+		in.Exports = append(in.Exports, name)
+	}
+	sort.Strings(in.Exports)
+	seen := map[string]bool{}
+	for _, f := range mod.ImportedFunctions() {
+		module, name, _ := f.Import()
+		key := module + "." + name
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		in.Imports = append(in.Imports, key)
+		if need := importNeeds[key]; need != "" {
+			in.Needs = append(in.Needs, need)
+		}
+		provided := false
+		for _, m := range providedModules {
+			provided = provided || m == module
+		}
+		if !provided {
+			in.Needs = append(in.Needs, fmt.Sprintf("import %s: no such module in mcphost, the plugin cannot load", key))
+		}
+	}
+	sort.Strings(in.Imports)
+
+	// Load it as the host would, with no grants and default limits.
+	abs, _ := filepath.Abs(path)
+	dir, err := os.MkdirTemp("", "mcphost-inspect-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	cfgPath := filepath.Join(dir, "inspect.toml")
+	cfgText := fmt.Sprintf("[server]\nwatch = false\n[[plugin]]\nname = \"inspected\"\npath = %q\ntimeout = \"10s\"\n", abs)
+	if err := os.WriteFile(cfgPath, []byte(cfgText), 0o600); err != nil {
+		return nil, err
+	}
+	cfg, err := host.LoadConfig(cfgPath)
+	if err != nil {
+		return nil, err
+	}
+	h, err := host.New(ctx, cfg, host.Options{})
+	if err != nil {
+		in.Error = strings.TrimPrefix(err.Error(), fmt.Sprintf("load plugin %q from %s: ", "inspected", abs))
+		return in, nil
+	}
+	defer h.Close(context.WithoutCancel(ctx))
+	p := h.Plugins()[0]
+	in.Loads, in.Flavor, in.ABIVersion = true, p.Flavor, p.ABIVersion
+	in.Tools = append(in.Tools, p.Tools...)
+	in.Resources = append(in.Resources, p.Resources...)
+	in.Templates = append(in.Templates, p.Templates...)
+	in.Prompts = append(in.Prompts, p.Prompts...)
+	return in, nil
+}
+
+func printInspection(w io.Writer, in *inspection) {
+	fmt.Fprintf(w, "%s\n  size     %d bytes\n  sha256   %s\n", in.File, in.Size, in.SHA256)
+	if in.Loads {
+		fmt.Fprintf(w, "  abi      %s, version %d\n", in.Flavor, in.ABIVersion)
+	} else {
+		fmt.Fprintf(w, "  loads    no: %s\n", in.Error)
+	}
+	list := func(label string, items []string) {
+		if len(items) > 0 {
+			fmt.Fprintf(w, "  %-8s %s\n", label, strings.Join(items, ", "))
+		}
+	}
+	list("tools", in.Tools)
+	list("resources", in.Resources)
+	list("templates", in.Templates)
+	list("prompts", in.Prompts)
+	list("exports", in.Exports)
+	list("imports", in.Imports)
+	if len(in.Needs) == 0 {
+		fmt.Fprintf(w, "  needs    nothing beyond what every plugin gets\n")
+	}
+	for _, n := range in.Needs {
+		fmt.Fprintf(w, "  needs    %s\n", n)
+	}
+}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"embed"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"text/template"
+)
+
+// templates holds the scaffolds of `mcphost plugin new`, one directory per
+// language; a file's name, less ".tmpl", is the name it gets ("plugin" is
+// replaced by the plugin's name).
+//
+//go:embed templates
+var templates embed.FS
+
+// languages maps --lang values to template directories.
+var languages = map[string]string{"go": "go", "wat": "wat"}
+
+// validPluginName is what `plugin new` accepts: usable as a file name, a
+// Go package directory, a config name and a tool-name prefix.
+var validPluginName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
+
+// scaffold is what templates can use.
+type scaffold struct {
+	Name string // the plugin's name
+	Dir  string // where it is written, as given (slash-separated)
+
+	// WAT only: the JSON the plugin outputs, escaped for a WAT string,
+	// with its unescaped length and where it is placed in memory.
+	ToolsJSON, ResultJSON             string
+	ToolsLen, ResultLen, ResultOffset int
+}
+
+func runNew(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("mcphost plugin new", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	lang := fs.String("lang", "go", "language: go, wat")
+	if err := fs.Parse(args); err != nil {
+		return &usageError{err.Error()}
+	}
+	if fs.NArg() < 1 || fs.NArg() > 2 {
+		return &usageError{"usage: mcphost plugin new --lang LANG NAME [DIR]"}
+	}
+	name := fs.Arg(0)
+	if !validPluginName.MatchString(name) {
+		return &usageError{fmt.Sprintf("plugin new: name %q must be 1-32 of a-z, 0-9, _ starting with a letter", name)}
+	}
+	tmplDir, ok := languages[*lang]
+	if !ok {
+		return &usageError{fmt.Sprintf("plugin new: unknown --lang %q (expected %s)", *lang, strings.Join(sortedKeys(languages), ", "))}
+	}
+	dir := path.Join("plugins", name)
+	if fs.NArg() == 2 {
+		dir = filepath.ToSlash(fs.Arg(1))
+	}
+	written, err := writeScaffold(tmplDir, dir, newScaffold(name, dir))
+	if err != nil {
+		return fmt.Errorf("plugin new: %w", err)
+	}
+	for _, f := range written {
+		fmt.Fprintf(stdout, "wrote %s\n", f)
+	}
+	fmt.Fprintf(stdout, "next: build it as %s/README.md says, add a [[plugin]] table, run mcphost validate\n", dir)
+	return nil
+}
+
+func newScaffold(name, dir string) scaffold {
+	s := scaffold{Name: name, Dir: dir}
+	tools := fmt.Sprintf(`{"tools":[{"name":"%s_ping","description":"Answers pong.","inputSchema":{"type":"object"}}]}`, name)
+	result := `{"content":[{"type":"text","text":"pong"}]}`
+	esc := strings.NewReplacer(`"`, `\"`)
+	s.ToolsJSON, s.ToolsLen = esc.Replace(tools), len(tools)
+	s.ResultJSON, s.ResultLen = esc.Replace(result), len(result)
+	s.ResultOffset = (len(tools)/256 + 1) * 256
+	return s
+}
+
+// writeScaffold renders the templates of tmplDir into dir, refusing to
+// overwrite anything.
+func writeScaffold(tmplDir, dir string, data scaffold) ([]string, error) {
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return nil, fmt.Errorf("%s exists and is not empty", dir)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var written []string
+	err := fs.WalkDir(templates, "templates/"+tmplDir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		text, err := templates.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		t, err := template.New(p).Parse(string(text))
+		if err != nil {
+			return fmt.Errorf("template %s: %w", p, err)
+		}
+		name := strings.TrimSuffix(path.Base(p), ".tmpl")
+		name = strings.Replace(name, "plugin.", data.Name+".", 1)
+		out := filepath.Join(dir, name)
+		f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return err
+		}
+		if err := t.Execute(f, data); err != nil {
+			f.Close()
+			return fmt.Errorf("render %s: %w", out, err)
+		}
+		written = append(written, out)
+		return f.Close()
+	})
+	return written, err
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
