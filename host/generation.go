@@ -3,7 +3,7 @@ package host
 import (
 	"context"
 	"crypto/sha256"
-	"maps"
+	"reflect"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -76,10 +76,7 @@ func (lp *loadedPlugin) retire() <-chan struct{} {
 // sameSource reports whether pc and hash describe exactly this generation,
 // so that a reload can keep it.
 func (lp *loadedPlugin) sameSource(pc config.Plugin, hash [sha256.Size]byte) bool {
-	return lp.hash == hash && lp.cfg.Path == pc.Path && lp.cfg.Timeout == pc.Timeout &&
-		lp.cfg.MemoryMB == pc.MemoryMB && lp.cfg.MaxInstances == pc.MaxInstances &&
-		lp.cfg.MaxOutputKB == pc.MaxOutputKB && lp.cfg.Prefix == pc.Prefix &&
-		maps.Equal(lp.cfg.Config, pc.Config)
+	return lp.hash == hash && reflect.DeepEqual(lp.cfg, pc)
 }
 
 // list reads everything the plugin contributes, applying its tool prefix.

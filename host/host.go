@@ -10,6 +10,7 @@ package host
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -221,8 +222,20 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 		return nil, fmt.Errorf("load plugin %q: %w", pc.Name, err)
 	}
 	hash := sha256Sum(wasm)
+	if pc.SHA256 != "" && pc.SHA256 != hex.EncodeToString(hash[:]) {
+		return nil, fmt.Errorf("load plugin %q from %s: sha256 mismatch: the config pins %s, the file is %s",
+			pc.Name, pc.Path, pc.SHA256, hex.EncodeToString(hash[:]))
+	}
 	if current != nil && current.sameSource(pc, hash) {
 		return current, nil
+	}
+	env := map[string]string{}
+	for _, name := range pc.Env {
+		if v, ok := os.LookupEnv(name); ok {
+			env[name] = v
+		} else {
+			h.logger.Warn("plugin env: variable not set on the host; the plugin will not see it", "plugin", pc.Name, "variable", name)
+		}
 	}
 	logger := h.logger.Named("plugin").Named(pc.Name)
 	p, err := plugin.Load(ctx, plugin.Options{
@@ -236,6 +249,12 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 		CacheDir:       h.cacheDir,
 		Logger:         logger,
 		HostFunctions:  hostfn.Functions(pc.Name, logger, h),
+
+		Env:               env,
+		ReadOnlyDirs:      pc.AllowedPaths,
+		MaxCallsPerSecond: pc.MaxCallsPerSecond,
+		BreakerFailures:   pc.BreakerFailures,
+		BreakerCooldown:   pc.BreakerCooldown,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("load plugin %q from %s: %w", pc.Name, pc.Path, err)

@@ -24,9 +24,11 @@ import (
 
 // Defaults applied to a plugin that does not set a value.
 const (
-	DefaultTimeout     = 30 * time.Second
-	DefaultMemoryMB    = 128
-	DefaultMaxOutputKB = 4096
+	DefaultBreakerFailures = 5
+	DefaultBreakerCooldown = 30 * time.Second
+	DefaultTimeout         = 30 * time.Second
+	DefaultMemoryMB        = 128
+	DefaultMaxOutputKB     = 4096
 	// MinMemoryMB is the smallest memory cap a plugin can run with: Extism's
 	// own kernel memory shares the cap with the plugin (see DESIGN.md).
 	MinMemoryMB = 2
@@ -95,6 +97,20 @@ type Plugin struct {
 	Config map[string]string
 	// Prefix is prepended to the names of the plugin's tools.
 	Prefix string
+	// SHA256 pins the plugin file: a file with another hash is refused.
+	SHA256 string
+	// Env names the host environment variables the plugin may read.
+	Env []string
+	// AllowedPaths maps a host directory to the guest path where the
+	// plugin sees it, read-only.
+	AllowedPaths map[string]string
+	// MaxCallsPerSecond caps the rate of calls (0: no cap).
+	MaxCallsPerSecond float64
+	// BreakerFailures is how many failed calls in a row (traps, timeouts,
+	// oversized outputs) stop calls to the plugin for BreakerCooldown.
+	BreakerFailures int
+	// BreakerCooldown is how long a tripped breaker refuses calls.
+	BreakerCooldown time.Duration
 }
 
 // fileConfig mirrors the TOML layout; see Config for the meaning of fields.
@@ -124,11 +140,18 @@ type filePlugin struct {
 	MaxOutputKB  *int              `toml:"max_output_kb"`
 	Config       map[string]string `toml:"config"`
 	Prefix       string            `toml:"prefix"`
+	SHA256       string            `toml:"sha256"`
+	Env          []string          `toml:"env"`
+	AllowedPaths map[string]string `toml:"allowed_paths"`
+	MaxCallsPS   *float64          `toml:"max_calls_per_second"`
+	BreakerFails *int              `toml:"breaker_failures"`
+	BreakerCool  string            `toml:"breaker_cooldown"`
 }
 
 var knownKeys = map[string][]string{
 	"server": {"name", "log_level", "cache_dir", "transport", "listen", "stateless", "page_size", "list_ttl", "allowed_origins", "session_timeout", "watch"},
-	"plugin": {"name", "path", "timeout", "memory_mb", "max_instances", "max_output_kb", "config", "prefix"},
+	"plugin": {"name", "path", "timeout", "memory_mb", "max_instances", "max_output_kb", "config", "prefix",
+		"sha256", "env", "allowed_paths", "max_calls_per_second", "breaker_failures", "breaker_cooldown"},
 }
 
 // validName is what a plugin name may look like: it appears in logs, errors,
@@ -138,6 +161,8 @@ var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 // validPrefix is what a tool-name prefix may look like (tool names allow
 // A-Z a-z 0-9 _ - .).
 var validPrefix = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+var validSHA256 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 var logLevels = []string{"trace", "debug", "info", "warn", "error"}
 
@@ -292,6 +317,62 @@ func convertPlugin(path, baseDir string, index int, fp filePlugin) (Plugin, []er
 		MaxOutputKB:  DefaultMaxOutputKB,
 		Config:       fp.Config,
 		Prefix:       fp.Prefix,
+	}
+	p.SHA256 = strings.ToLower(fp.SHA256)
+	if fp.SHA256 != "" && !validSHA256.MatchString(p.SHA256) {
+		bad("sha256: %q is not a SHA-256 in hex (64 characters; `mcphost plugin inspect FILE` prints it)", fp.SHA256)
+	}
+	for _, name := range fp.Env {
+		if name == "" || strings.ContainsAny(name, "=\x00") {
+			bad("env: %q is not an environment variable name", name)
+		}
+	}
+	p.Env = fp.Env
+	if len(fp.AllowedPaths) > 0 {
+		p.AllowedPaths = map[string]string{}
+	}
+	for hostDir, guest := range fp.AllowedPaths {
+		if strings.HasPrefix(hostDir, "rw:") {
+			bad("allowed_paths: %q: writable directories are not supported yet; grant it read-only (drop \"rw:\")", hostDir)
+			continue
+		}
+		hostDir = strings.TrimPrefix(hostDir, "ro:")
+		if !filepath.IsAbs(hostDir) {
+			hostDir = filepath.Join(baseDir, hostDir)
+		}
+		if st, err := os.Stat(hostDir); err != nil || !st.IsDir() {
+			bad("allowed_paths: %q is not a directory", hostDir)
+			continue
+		}
+		if !strings.HasPrefix(guest, "/") {
+			bad("allowed_paths: guest path %q for %q must be absolute (e.g. \"/data\")", guest, hostDir)
+			continue
+		}
+		p.AllowedPaths[filepath.Clean(hostDir)] = filepath.Clean(guest)
+	}
+	if fp.MaxCallsPS != nil {
+		if *fp.MaxCallsPS <= 0 || *fp.MaxCallsPS > 1e6 {
+			bad("max_calls_per_second: %v is out of range (expected more than 0, at most 1000000)", *fp.MaxCallsPS)
+		} else {
+			p.MaxCallsPerSecond = *fp.MaxCallsPS
+		}
+	}
+	p.BreakerFailures = DefaultBreakerFailures
+	if fp.BreakerFails != nil {
+		if *fp.BreakerFails < 0 || *fp.BreakerFails > 1000 {
+			bad("breaker_failures: %d is out of range (expected 0 to 1000; 0 turns the breaker off)", *fp.BreakerFails)
+		} else {
+			p.BreakerFailures = *fp.BreakerFails
+		}
+	}
+	p.BreakerCooldown = DefaultBreakerCooldown
+	if fp.BreakerCool != "" {
+		d, err := time.ParseDuration(fp.BreakerCool)
+		if err != nil || d <= 0 {
+			bad("breaker_cooldown: %q is not a positive duration (e.g. \"30s\")", fp.BreakerCool)
+		} else {
+			p.BreakerCooldown = d
+		}
 	}
 	if fp.Prefix != "" && !validPrefix.MatchString(fp.Prefix) {
 		bad("prefix: %q is not a valid tool-name prefix (letters, digits, '_', '-', '.'; at most 64)", fp.Prefix)

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strings"
 	"time"
@@ -21,6 +22,7 @@ import (
 	extism "github.com/extism/go-sdk"
 	"github.com/hashicorp/go-hclog"
 	"github.com/tetratelabs/wazero"
+	"golang.org/x/time/rate"
 
 	"github.com/mcphost/mcphost/abi"
 )
@@ -52,6 +54,18 @@ type Options struct {
 	// HostFunctions are the functions the plugin may import besides Extism's
 	// kernel and WASI.
 	HostFunctions []extism.HostFunction
+	// Env are the environment variables the plugin sees (none by default).
+	Env map[string]string
+	// ReadOnlyDirs maps host directories to the guest paths where the
+	// plugin sees them, read-only. Each is opened with os.OpenRoot, so
+	// "..", absolute paths and symlinks cannot reach outside it.
+	ReadOnlyDirs map[string]string
+	// MaxCallsPerSecond caps the rate of calls; 0 is no cap.
+	MaxCallsPerSecond float64
+	// BreakerFailures failed calls in a row stop calls for BreakerCooldown;
+	// 0 turns the breaker off.
+	BreakerFailures int
+	BreakerCooldown time.Duration
 }
 
 // Plugin is a loaded, ready plugin. Its methods are safe for concurrent use.
@@ -66,6 +80,10 @@ type Plugin struct {
 	cache          wazero.CompilationCache
 	pool           *pool
 	logger         hclog.Logger
+	env            map[string]string
+	roots          map[string]*os.Root // guest path -> opened host directory
+	limiter        *rate.Limiter       // nil: no cap
+	breaker        *breaker
 }
 
 // exportNames are the ABI exports a plugin may provide.
@@ -116,7 +134,26 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 		return nil, fmt.Errorf("compile: %w", err)
 	}
 
+	roots := map[string]*os.Root{}
+	closeRoots := func() {
+		for _, r := range roots {
+			r.Close()
+		}
+	}
+	for hostDir, guest := range opts.ReadOnlyDirs {
+		r, err := os.OpenRoot(hostDir)
+		if err != nil {
+			closeRoots()
+			_ = compiled.Close(context.WithoutCancel(ctx))
+			_ = cache.Close(context.WithoutCancel(ctx))
+			return nil, fmt.Errorf("allowed_paths: %w", err)
+		}
+		roots[guest] = r
+	}
 	p := &Plugin{
+		env:            opts.Env,
+		roots:          roots,
+		breaker:        &breaker{threshold: opts.BreakerFailures, cooldown: opts.BreakerCooldown},
 		name:           opts.Name,
 		timeout:        opts.Timeout,
 		maxOutputBytes: opts.MaxOutputBytes,
@@ -124,6 +161,9 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 		cache:          cache,
 		logger:         opts.Logger,
 		exports:        map[string]bool{},
+	}
+	if opts.MaxCallsPerSecond > 0 {
+		p.limiter = rate.NewLimiter(rate.Limit(opts.MaxCallsPerSecond), max(1, int(opts.MaxCallsPerSecond)))
 	}
 	p.pool = newPool(maxInstances, p.newInstance)
 
@@ -161,6 +201,16 @@ func (p *Plugin) newInstance(ctx context.Context) (*extism.Plugin, error) {
 		WithSysWalltime().
 		WithSysNanotime().
 		WithRandSource(rand.Reader)
+	for k, v := range p.env {
+		mc = mc.WithEnv(k, v)
+	}
+	if len(p.roots) > 0 {
+		fsc := wazero.NewFSConfig()
+		for guest, root := range p.roots {
+			fsc = fsc.WithFSMount(root.FS(), guest)
+		}
+		mc = mc.WithFSConfig(fsc)
+	}
 	inst, err := p.compiled.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: mc})
 	if err != nil {
 		return nil, fmt.Errorf("instantiate: %w", err)
@@ -233,6 +283,25 @@ func (p *Plugin) Call(ctx context.Context, export string, input []byte) ([]byte,
 		return nil, &CallError{Plugin: p.name, Export: export, Kind: KindMissingExport,
 			Err: fmt.Errorf("plugin does not export %q", export)}
 	}
+	now := time.Now()
+	if err := p.breaker.allow(now); err != nil {
+		return nil, &CallError{Plugin: p.name, Export: export, Kind: KindBreakerOpen, Err: err}
+	}
+	if p.limiter != nil && !p.limiter.AllowN(now, 1) {
+		return nil, &CallError{Plugin: p.name, Export: export, Kind: KindRateLimited,
+			Err: fmt.Errorf("more than %g calls per second (max_calls_per_second)", float64(p.limiter.Limit()))}
+	}
+	out, err := p.call(ctx, export, input)
+	var ce *CallError
+	failed := errors.As(err, &ce) && countsForBreaker(ce.Kind)
+	if p.breaker.record(time.Now(), failed, err) {
+		p.logger.Error("plugin keeps failing; refusing calls for a while", "failures", p.breaker.threshold, "cooldown", p.breaker.cooldown, "last_error", err)
+	}
+	return out, err
+}
+
+// call runs one call on a pooled instance.
+func (p *Plugin) call(ctx context.Context, export string, input []byte) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 
@@ -312,6 +381,9 @@ func (p *Plugin) Close(ctx context.Context) error {
 	if cerr := p.cache.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
 		err = cerr
 	}
+	for _, r := range p.roots {
+		r.Close()
+	}
 	return err
 }
 
@@ -327,6 +399,8 @@ const (
 	KindOutputTooLarge Kind = "output too large"
 	KindMissingExport  Kind = "missing export"
 	KindClosed         Kind = "closed"
+	KindRateLimited    Kind = "rate limited"
+	KindBreakerOpen    Kind = "breaker open"
 )
 
 // CallError is a call into a plugin that did not produce an output.

@@ -29,6 +29,9 @@ var tools = []abi.Tool{
 	{Name: "stdout", Description: `Writes a line to stdout and to stderr, then returns the text "wrote".`, InputSchema: anyObject},
 	{Name: "alloc", Description: "Allocates 1 MiB chunks and keeps them until memory runs out; the host's memory cap must stop it.", InputSchema: anyObject},
 	{Name: "big", Description: "Returns a valid result whose text is `bytes` long (default 8 MiB), to test the host's output cap.", InputSchema: json.RawMessage(`{"type":"object","properties":{"bytes":{"type":"integer","minimum":0}}}`)},
+	{Name: "read_file", Description: "Reads the file at `text` (attack test: it must get only what allowed_paths grants).", InputSchema: anyObject},
+	{Name: "list_dir", Description: "Lists the directory at `text`.", InputSchema: anyObject},
+	{Name: "getenv", Description: "Returns the environment variable named `text` (attack test: only what env grants).", InputSchema: anyObject},
 	{Name: "echo", Description: "Returns the text it is given, to show the plugin still works after a fault.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)},
 }
@@ -84,6 +87,24 @@ func callTool() int32 {
 			n = *args.Bytes
 		}
 		return text(strings.Repeat("x", n))
+	case "read_file":
+		b, err := os.ReadFile(args.Text)
+		if err != nil {
+			return output(abi.CallToolResult{IsError: true, Content: []abi.Content{{Type: "text", Text: "read_file: " + err.Error()}}})
+		}
+		return text(string(b))
+	case "list_dir":
+		entries, err := os.ReadDir(args.Text)
+		if err != nil {
+			return output(abi.CallToolResult{IsError: true, Content: []abi.Content{{Type: "text", Text: "list_dir: " + err.Error()}}})
+		}
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		return text(strings.Join(names, ","))
+	case "getenv":
+		return text(os.Getenv(args.Text) + "|" + strings.Join(os.Environ(), ","))
 	case "echo":
 		return text(args.Text)
 	}

@@ -1,0 +1,341 @@
+package host_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/testutil"
+)
+
+// Benchmarks of issue #9 (figures in BENCHMARKS.md; `make bench` runs them):
+//
+//	go test -run '^$' -bench 'CallEcho|HostStart|ToolsList|IdlePluginMemory' ./host/
+//
+// Plugins are built from source by testutil; the compilation cache is a
+// directory of the benchmark's own, so nothing depends on the user cache.
+
+// newBenchHost starts a host for cfgText, logging nothing, and closes it
+// when b ends.
+func newBenchHost(b *testing.B, cfgText string) *host.Host {
+	b.Helper()
+	cfg, err := host.LoadConfig(testutil.WriteConfig(b, cfgText))
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, err := host.New(context.Background(), cfg, host.Options{Logger: hclog.NewNullLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { h.Close(context.Background()) })
+	return h
+}
+
+// connectInMemory connects a go-sdk client speaking version to server.
+func connectInMemory(b *testing.B, server *mcp.Server, version string) *mcp.ClientSession {
+	b.Helper()
+	serverT, clientT := mcp.NewInMemoryTransports()
+	ss, err := server.Connect(context.Background(), serverT, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).
+		Connect(context.Background(), clientT, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close(); ss.Wait() })
+	return cs
+}
+
+// nativeEchoServer is bench/nativeserver's server: the same echo tool in
+// plain Go.
+func nativeEchoServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "native-bench", Version: "1"}, &mcp.ServerOptions{PageSize: 100})
+	type in struct {
+		Text string `json:"text" jsonschema:"The text to echo back."`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Returns the text it is given (used by benchmarks)."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in in) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+		})
+	return s
+}
+
+func reportPercentiles(b *testing.B, lat []time.Duration, unit time.Duration, suffix string) {
+	b.Helper()
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	pct := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))]) / float64(unit) }
+	b.ReportMetric(pct(0.50), "p50-"+suffix)
+	b.ReportMetric(pct(0.99), "p99-"+suffix)
+}
+
+// BenchmarkCallEcho is one tools/call echo {"text":"hello"} from a go-sdk
+// client over an in-memory transport, to mcphost (plugins/everything) and to
+// the native go-sdk server: the whole server-side path without HTTP, so the
+// difference between the two is what hosting the tool in Wasm costs.
+func BenchmarkCallEcho(b *testing.B) {
+	h := newBenchHost(b, `
+[server]
+watch = false
+cache_dir = "`+benchCacheDir(b)+`"
+[[plugin]]
+name = "everything"
+path = "`+testutil.GoPlugin(b, "plugins/everything")+`"
+max_instances = 2
+`)
+	servers := []struct {
+		name   string
+		server *mcp.Server
+	}{{"mcphost", h.Server()}, {"native", nativeEchoServer()}}
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		for _, s := range servers {
+			b.Run(s.name+"/"+version, func(b *testing.B) {
+				cs := connectInMemory(b, s.server, version)
+				params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}}
+				ctx := context.Background()
+				if _, err := cs.CallTool(ctx, params); err != nil {
+					b.Fatal(err)
+				}
+				lat := make([]time.Duration, 0, b.N)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					begin := time.Now()
+					res, err := cs.CallTool(ctx, params)
+					lat = append(lat, time.Since(begin))
+					if err != nil || res.IsError {
+						b.Fatalf("echo: %v, %v", res, err)
+					}
+				}
+				b.StopTimer()
+				reportPercentiles(b, lat, time.Microsecond, "µs")
+			})
+		}
+	}
+}
+
+// tenPluginsConfig loads plugins/everything ten times (names p0..p9, tool
+// prefixes p0_..p9_), compiling into cacheDir.
+func tenPluginsConfig(b *testing.B, cacheDir string) string {
+	wasm := testutil.GoPlugin(b, "plugins/everything")
+	var cfg strings.Builder
+	fmt.Fprintf(&cfg, "[server]\nwatch = false\ncache_dir = %q\n", cacheDir)
+	for i := range 10 {
+		fmt.Fprintf(&cfg, "[[plugin]]\nname = \"p%d\"\npath = %q\nprefix = \"p%d_\"\n", i, wasm, i)
+	}
+	return cfg.String()
+}
+
+// BenchmarkHostStart is host.New followed by Close for a config of ten Go
+// plugins (plugins/everything, 3.5 MB of Wasm each), loaded in parallel:
+// compile (or read the compilation cache), instantiate one instance each,
+// check the ABI version, list and validate what each offers, register it
+// on the go-sdk server.
+//   - cold: an empty compilation cache directory for every iteration, so
+//     each of the ten plugins is compiled (the ten are the same bytes, but
+//     each plugin has its own cache over the directory and they start at
+//     the same time, so none reuses another's work);
+//   - warm: the same directory every time, filled before the timer starts.
+//
+// Goal (issue #9): warm < 300 ms.
+func BenchmarkHostStart(b *testing.B) {
+	ctx := context.Background()
+	start := func(b *testing.B, cfgText string) (newTook, closeTook time.Duration) {
+		cfg, err := host.LoadConfig(testutil.WriteConfig(b, cfgText))
+		if err != nil {
+			b.Fatal(err)
+		}
+		begin := time.Now()
+		h, err := host.New(ctx, cfg, host.Options{Logger: hclog.NewNullLogger()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		newTook = time.Since(begin)
+		if n := len(h.Plugins()); n != 10 {
+			b.Fatalf("%d plugins loaded, want 10", n)
+		}
+		begin = time.Now()
+		if err := h.Close(ctx); err != nil {
+			b.Fatal(err)
+		}
+		return newTook, time.Since(begin)
+	}
+	run := func(b *testing.B, cfgFor func(i int) string) {
+		var news, closes []time.Duration
+		for i := range b.N {
+			b.StopTimer()
+			cfgText := cfgFor(i)
+			runtime.GC()
+			b.StartTimer()
+			n, c := start(b, cfgText)
+			news, closes = append(news, n), append(closes, c)
+		}
+		b.StopTimer()
+		reportPercentiles(b, news, time.Millisecond, "new-ms")
+		reportPercentiles(b, closes, time.Millisecond, "close-ms")
+	}
+	b.Run("cold", func(b *testing.B) {
+		base := b.TempDir()
+		run(b, func(i int) string { return tenPluginsConfig(b, filepath.Join(base, strconv.Itoa(i))) })
+	})
+	b.Run("warm", func(b *testing.B) {
+		dir := b.TempDir()
+		cfgText := tenPluginsConfig(b, dir)
+		start(b, cfgText) // fills the cache
+		run(b, func(int) string { return cfgText })
+	})
+}
+
+// hundredPluginsConfig loads bench/plugins/tentools 100 times with prefixes
+// p00_..p99_: 1,000 tools.
+func hundredPluginsConfig(b *testing.B, cacheDir string) string {
+	wasm := testutil.GoPlugin(b, "bench/plugins/tentools")
+	var cfg strings.Builder
+	fmt.Fprintf(&cfg, "[server]\nwatch = false\ncache_dir = %q\n", cacheDir)
+	for i := range 100 {
+		fmt.Fprintf(&cfg, "[[plugin]]\nname = \"p%02d\"\npath = %q\nprefix = \"p%02d_\"\nmax_instances = 1\n", i, wasm, i)
+	}
+	return cfg.String()
+}
+
+// BenchmarkToolsList lists 1,000 tools (100 plugins of 10 tools each)
+// through a go-sdk client connected in memory, page by page (page_size
+// 100: 10 pages). One op is the whole list; p50-page-ms is one page.
+// Goal (issue #9): < 5 ms per page.
+func BenchmarkToolsList(b *testing.B) {
+	cacheDir := b.TempDir()
+	begin := time.Now()
+	h := newBenchHost(b, hundredPluginsConfig(b, cacheDir))
+	loadTook := time.Since(begin)
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		b.Run(version, func(b *testing.B) {
+			cs := connectInMemory(b, h.Server(), version)
+			ctx := context.Background()
+			var pages []time.Duration
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				n, cursor := 0, ""
+				for {
+					t := time.Now()
+					res, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+					pages = append(pages, time.Since(t))
+					if err != nil {
+						b.Fatal(err)
+					}
+					n += len(res.Tools)
+					if cursor = res.NextCursor; cursor == "" {
+						break
+					}
+				}
+				if n != 1000 {
+					b.Fatalf("listed %d tools, want 1000", n)
+				}
+			}
+			b.StopTimer()
+			reportPercentiles(b, pages, time.Millisecond/1000, "page-µs")
+			b.ReportMetric(float64(len(pages))/float64(b.N), "pages")
+			b.ReportMetric(float64(loadTook.Milliseconds()), "load100-ms")
+		})
+	}
+}
+
+// rssBytes is the process's resident set size (Linux).
+func rssBytes(b *testing.B) int64 {
+	b.Helper()
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		b.Skip("no /proc/self/statm:", err)
+	}
+	fields := strings.Fields(string(data))
+	pages, err := strconv.ParseInt(fields[1], 10, 64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return pages * int64(os.Getpagesize())
+}
+
+// settle collects garbage and returns freed memory to the OS, so that RSS
+// and heap figures count live memory only.
+func settle() runtime.MemStats {
+	runtime.GC()
+	debug.FreeOSMemory()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms
+}
+
+// BenchmarkIdlePluginMemory loads 20 idle plugins (bench/plugins/tentools,
+// a 3.3 MB Go module; one warm instance each, as after start) into a host
+// and reports what one more plugin costs: resident memory (RSS, from
+// /proc/self/statm), the Go heap in use (which counts each instance's Wasm
+// memory at its reserved capacity, memory_mb, touched or not) and the
+// memory obtained from the OS. Compiled code comes from the cache, so
+// compilation garbage is not counted. Run with -benchtime 1x.
+func BenchmarkIdlePluginMemory(b *testing.B) {
+	const plugins = 20
+	wasm := testutil.GoPlugin(b, "bench/plugins/tentools")
+	cacheDir := b.TempDir()
+	cfgFor := func(n int) string {
+		var cfg strings.Builder
+		fmt.Fprintf(&cfg, "[server]\nwatch = false\ncache_dir = %q\n", cacheDir)
+		for i := range n {
+			fmt.Fprintf(&cfg, "[[plugin]]\nname = \"p%02d\"\npath = %q\nprefix = \"p%02d_\"\nmemory_mb = 128\n", i, wasm, i)
+		}
+		return cfg.String()
+	}
+	ctx := context.Background()
+	load := func(n int) *host.Host {
+		cfg, err := host.LoadConfig(testutil.WriteConfig(b, cfgFor(n)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		h, err := host.New(ctx, cfg, host.Options{Logger: hclog.NewNullLogger()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return h
+	}
+	load(plugins).Close(ctx) // fill the compilation cache
+	var rss, heap, sys float64
+	for range b.N {
+		before, rssBefore := settle(), rssBytes(b)
+		h := load(plugins)
+		after, rssAfter := settle(), rssBytes(b)
+		rss += float64(rssAfter-rssBefore) / plugins
+		heap += float64(int64(after.HeapInuse)-int64(before.HeapInuse)) / plugins
+		sys += float64(int64(after.Sys)-int64(before.Sys)) / plugins
+		h.Close(ctx)
+	}
+	n := float64(b.N)
+	b.ReportMetric(rss/n/(1<<20), "rss-MiB/plugin")
+	b.ReportMetric(heap/n/(1<<20), "heapinuse-MiB/plugin")
+	b.ReportMetric(sys/n/(1<<20), "sys-MiB/plugin")
+}
+
+// benchCacheDir is a compilation cache shared by this package's
+// benchmarks that do not measure compilation.
+func benchCacheDir(b *testing.B) string {
+	b.Helper()
+	dir := filepath.Join(os.TempDir(), "mcphost-bench-cache")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
