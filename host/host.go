@@ -28,6 +28,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/internal/config"
+	"github.com/mcphost/mcphost/host/internal/egress"
 	"github.com/mcphost/mcphost/host/internal/hostfn"
 	"github.com/mcphost/mcphost/host/internal/plugin"
 )
@@ -248,7 +249,12 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 		Config:         pc.Config,
 		CacheDir:       h.cacheDir,
 		Logger:         logger,
-		HostFunctions:  hostfn.Functions(pc.Name, logger, h),
+		HostFunctions: hostfn.Functions(pc.Name, logger, h, &egress.Policy{
+			AllowedHosts:     pc.AllowedHosts,
+			AllowPrivate:     pc.AllowPrivateNetwork,
+			MaxResponseBytes: int64(pc.MaxOutputKB) << 10,
+			Timeout:          pc.Timeout,
+		}),
 
 		Env:               env,
 		ReadOnlyDirs:      pc.AllowedPaths,

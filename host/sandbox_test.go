@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -148,4 +150,42 @@ func TestCircuitBreakerStopsCallingAFailingPlugin(t *testing.T) {
 	}
 	time.Sleep(500 * time.Millisecond)
 	afterFault(t, s) // closed again after the cooldown and a success
+}
+
+// TestNetworkIsDeniedUnlessGranted: a plugin reaches only the hosts its
+// config allows, never the host's own networks unless that is granted too,
+// and never through a redirect to a host it may not reach.
+func TestNetworkIsDeniedUnlessGranted(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/away" {
+			http.Redirect(w, r, strings.Replace("http://"+r.Host+"/ok", "127.0.0.1", "localhost", 1), http.StatusFound)
+			return
+		}
+		w.Write([]byte("reached"))
+	}))
+	defer srv.Close()
+	fetch := func(s *started, url string) (string, bool) {
+		res, text := callText(t, s.session, "fetch", map[string]any{"text": url})
+		return text, !res.IsError
+	}
+	for _, tc := range []struct {
+		name, grant, url string
+		ok               bool
+		why              string
+	}{
+		{"no grant", "", srv.URL + "/ok", false, "not in allowed_hosts"},
+		{"allowed host on loopback", "allowed_hosts = [\"127.0.0.1\"]\n", srv.URL + "/ok", false, "private, loopback or link-local"},
+		{"metadata address", "allowed_hosts = [\"*\"]\n", "http://169.254.169.254/latest/meta-data/", false, "private, loopback or link-local"},
+		{"private network granted", "allowed_hosts = [\"127.0.0.1\"]\nallow_private_network = true\n", srv.URL + "/ok", true, ""},
+		{"redirect to another host", "allowed_hosts = [\"127.0.0.1\"]\nallow_private_network = true\n", srv.URL + "/away", false, "redirect"},
+		{"other scheme", "allowed_hosts = [\"*\"]\n", "file:///etc/passwd", false, "only http and https"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := start(t, faultyConfig+tc.grant)
+			text, ok := fetch(s, tc.url)
+			if ok != tc.ok || (tc.ok && text != "reached") || !strings.Contains(text, tc.why) {
+				t.Errorf("fetch(%s) = %q ok=%v, want ok=%v mentioning %q", tc.url, text, ok, tc.ok, tc.why)
+			}
+		})
+	}
 }

@@ -54,3 +54,18 @@ func notifyListChanged(kind listKind) {
 }
 
 func closeSSEStream(payload []byte) { withPayload(hostCloseSSEStream, payload) }
+
+//go:wasmimport extism:host/user http_request
+func hostHTTPRequest(offset uint64) uint64
+
+func httpRequest(payload []byte) []byte {
+	mem := pdk.AllocateBytes(payload)
+	defer mem.Free()
+	offset := hostHTTPRequest(mem.Offset())
+	if offset == 0 {
+		return nil
+	}
+	answer := pdk.FindMemory(offset)
+	defer answer.Free()
+	return answer.ReadBytes()
+}

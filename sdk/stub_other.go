@@ -45,3 +45,8 @@ func notifyListChanged(kind listKind) {
 func closeSSEStream(payload []byte) {
 	stubCalls = append(stubCalls, stubCall{"close_sse_stream", string(payload)})
 }
+
+func httpRequest(payload []byte) []byte {
+	stubCalls = append(stubCalls, stubCall{"http_request", string(payload)})
+	return []byte(`{"error":"no host outside Wasm"}`)
+}

@@ -104,6 +104,12 @@ type Plugin struct {
 	// AllowedPaths maps a host directory to the guest path where the
 	// plugin sees it, read-only.
 	AllowedPaths map[string]string
+	// AllowedHosts are the hosts the plugin may send HTTP requests to
+	// ("api.example.com", "*.example.com", "*").
+	AllowedHosts []string
+	// AllowPrivateNetwork lets those requests reach loopback, private and
+	// link-local addresses.
+	AllowPrivateNetwork bool
 	// MaxCallsPerSecond caps the rate of calls (0: no cap).
 	MaxCallsPerSecond float64
 	// BreakerFailures is how many failed calls in a row (traps, timeouts,
@@ -143,6 +149,8 @@ type filePlugin struct {
 	SHA256       string            `toml:"sha256"`
 	Env          []string          `toml:"env"`
 	AllowedPaths map[string]string `toml:"allowed_paths"`
+	AllowedHosts []string          `toml:"allowed_hosts"`
+	AllowPrivate bool              `toml:"allow_private_network"`
 	MaxCallsPS   *float64          `toml:"max_calls_per_second"`
 	BreakerFails *int              `toml:"breaker_failures"`
 	BreakerCool  string            `toml:"breaker_cooldown"`
@@ -151,7 +159,8 @@ type filePlugin struct {
 var knownKeys = map[string][]string{
 	"server": {"name", "log_level", "cache_dir", "transport", "listen", "stateless", "page_size", "list_ttl", "allowed_origins", "session_timeout", "watch"},
 	"plugin": {"name", "path", "timeout", "memory_mb", "max_instances", "max_output_kb", "config", "prefix",
-		"sha256", "env", "allowed_paths", "max_calls_per_second", "breaker_failures", "breaker_cooldown"},
+		"sha256", "env", "allowed_paths", "allowed_hosts", "allow_private_network",
+		"max_calls_per_second", "breaker_failures", "breaker_cooldown"},
 }
 
 // validName is what a plugin name may look like: it appears in logs, errors,
@@ -350,6 +359,13 @@ func convertPlugin(path, baseDir string, index int, fp filePlugin) (Plugin, []er
 		}
 		p.AllowedPaths[filepath.Clean(hostDir)] = filepath.Clean(guest)
 	}
+	for _, h := range fp.AllowedHosts {
+		if h == "" || strings.ContainsAny(h, "/:@ ") || (strings.Contains(h, "*") && h != "*" && !strings.HasPrefix(h, "*.")) {
+			bad("allowed_hosts: %q is not a host pattern (expected \"api.example.com\", \"*.example.com\" or \"*\")", h)
+		}
+	}
+	p.AllowedHosts = fp.AllowedHosts
+	p.AllowPrivateNetwork = fp.AllowPrivate
 	if fp.MaxCallsPS != nil {
 		if *fp.MaxCallsPS <= 0 || *fp.MaxCallsPS > 1e6 {
 			bad("max_calls_per_second: %v is out of range (expected more than 0, at most 1000000)", *fp.MaxCallsPS)

@@ -34,6 +34,19 @@ func (f *functions) asking(name string, handle func(ctx context.Context, payload
 	}, []extism.ValueType{extism.ValueTypeI64}, []extism.ValueType{extism.ValueTypeI64})
 }
 
+// answering defines a host function (i64 JSON) -> i64 JSON that always
+// answers, errors included.
+func (f *functions) answering(name string, handle func(ctx context.Context, payload []byte) any) extism.HostFunction {
+	return extism.NewHostFunctionWithStack(name, func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
+		payload, err := f.readPayload(p, stack[0])
+		if err != nil {
+			stack[0] = f.writeAnswer(p, name, errorAnswer{err.Error()})
+			return
+		}
+		stack[0] = f.writeAnswer(p, name, handle(ctx, payload))
+	}, []extism.ValueType{extism.ValueTypeI64}, []extism.ValueType{extism.ValueTypeI64})
+}
+
 // askingNoPayload defines a host function () -> i64 offset of the answer.
 func (f *functions) askingNoPayload(name string, handle func(ctx context.Context) (any, error)) extism.HostFunction {
 	return extism.NewHostFunctionWithStack(name, func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {

@@ -18,6 +18,8 @@ import (
 	extism "github.com/extism/go-sdk"
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/internal/egress"
 )
 
 // Namespace is the Wasm import module of mcphost's host functions.
@@ -62,9 +64,13 @@ type Notifier interface {
 	ListChanged(ctx context.Context, plugin, kind string)
 }
 
-// Functions returns the host functions for the plugin named plugin.
-func Functions(plugin string, logger hclog.Logger, notifier Notifier) []extism.HostFunction {
-	f := &functions{plugin: plugin, logger: logger, notifier: notifier}
+// Functions returns the host functions for the plugin named plugin; policy
+// is what its config grants of the network (nil: nothing).
+func Functions(plugin string, logger hclog.Logger, notifier Notifier, policy *egress.Policy) []extism.HostFunction {
+	if policy == nil {
+		policy = &egress.Policy{}
+	}
+	f := &functions{plugin: plugin, logger: logger, notifier: notifier, egress: policy}
 	fns := []extism.HostFunction{
 		f.withPayload("notify_logging_message", f.loggingMessage),
 		f.withPayload("notify_progress", f.progress),
@@ -73,6 +79,7 @@ func Functions(plugin string, logger hclog.Logger, notifier Notifier) []extism.H
 		f.noPayload("notify_resource_list_changed", func(ctx context.Context) { f.notifier.ListChanged(ctx, f.plugin, "resources") }),
 		f.noPayload("notify_prompt_list_changed", func(ctx context.Context) { f.notifier.ListChanged(ctx, f.plugin, "prompts") }),
 		f.withPayload("close_sse_stream", f.closeSSEStream),
+		f.answering("http_request", f.httpRequest),
 		// hyper-mcp's blocking client requests and secrets, so that its
 		// plugins load unchanged (see compat.go).
 		f.asking("create_message", f.createMessage),
@@ -92,6 +99,7 @@ type functions struct {
 	plugin   string
 	logger   hclog.Logger
 	notifier Notifier
+	egress   *egress.Policy
 }
 
 // withPayload defines a host function (i64 offset of a JSON block) -> ().
@@ -221,4 +229,27 @@ func (f *functions) closeSSEStream(ctx context.Context, payload []byte) error {
 		req.CloseSSEStream(mcp.CloseSSEStreamArgs{RetryAfter: time.Duration(p.RetryAfterMs) * time.Millisecond})
 	}
 	return nil
+}
+
+// httpRequest: {"method", "url", "headers", "body" (base64)} -> {"status",
+// "headers", "body" (base64)}, or {"error": "…"} saying why not. Only what
+// the plugin's allowed_hosts grants is reachable (see package egress).
+func (f *functions) httpRequest(ctx context.Context, payload []byte) any {
+	var req egress.Request
+	if err := decodePayload(payload, &req); err != nil {
+		return errorAnswer{err.Error()}
+	}
+	resp, err := f.egress.Do(ctx, req)
+	if err != nil {
+		f.logger.Warn("http_request refused or failed", "url", req.URL, "error", err)
+		return errorAnswer{err.Error()}
+	}
+	f.logger.Debug("http_request", "method", req.Method, "url", req.URL, "status", resp.Status)
+	return resp
+}
+
+// errorAnswer is a host function's answer when it could not do what was
+// asked.
+type errorAnswer struct {
+	Error string `json:"error"`
 }

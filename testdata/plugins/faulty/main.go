@@ -16,6 +16,9 @@ import (
 	"github.com/mcphost/mcphost/abi"
 )
 
+//go:wasmimport extism:host/user http_request
+func hostHTTPRequest(uint64) uint64
+
 func main() {} // never called: a reactor runs only init and its exports
 
 var anyObject = json.RawMessage(`{"type":"object"}`)
@@ -31,6 +34,7 @@ var tools = []abi.Tool{
 	{Name: "big", Description: "Returns a valid result whose text is `bytes` long (default 8 MiB), to test the host's output cap.", InputSchema: json.RawMessage(`{"type":"object","properties":{"bytes":{"type":"integer","minimum":0}}}`)},
 	{Name: "read_file", Description: "Reads the file at `text` (attack test: it must get only what allowed_paths grants).", InputSchema: anyObject},
 	{Name: "list_dir", Description: "Lists the directory at `text`.", InputSchema: anyObject},
+	{Name: "fetch", Description: "GETs the URL `text` through the host's http_request (attack test: only allowed_hosts).", InputSchema: anyObject},
 	{Name: "getenv", Description: "Returns the environment variable named `text` (attack test: only what env grants).", InputSchema: anyObject},
 	{Name: "echo", Description: "Returns the text it is given, to show the plugin still works after a fault.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)},
@@ -103,6 +107,17 @@ func callTool() int32 {
 			names = append(names, e.Name())
 		}
 		return text(strings.Join(names, ","))
+	case "fetch":
+		req, _ := pdk.AllocateJSON(map[string]string{"method": "GET", "url": args.Text})
+		var resp struct {
+			Status int    `json:"status"`
+			Body   []byte `json:"body"`
+			Error  string `json:"error"`
+		}
+		if err := pdk.JSONFrom(hostHTTPRequest(req.Offset()), &resp); err != nil || resp.Error != "" {
+			return output(abi.CallToolResult{IsError: true, Content: []abi.Content{{Type: "text", Text: "fetch: " + resp.Error}}})
+		}
+		return text(string(resp.Body))
 	case "getenv":
 		return text(os.Getenv(args.Text) + "|" + strings.Join(os.Environ(), ","))
 	case "echo":

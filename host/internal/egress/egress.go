@@ -1,0 +1,172 @@
+// Package egress is the only way a plugin reaches the network: HTTP
+// requests to the hosts its config allows, checked on every redirect, with
+// addresses on the host's own networks (loopback, private, link-local —
+// cloud metadata included — CGNAT, unspecified, multicast) refused when
+// the connection is dialled, so a name that resolves to one does not pass.
+//
+// Extism's own http_request is not used: it checks only the first host,
+// follows redirects anywhere, and dials private addresses.
+package egress
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Policy says where a plugin may send HTTP requests.
+type Policy struct {
+	// AllowedHosts are host names: "api.example.com", "*.example.com"
+	// (any subdomain, not the domain itself) or "*" (any host).
+	AllowedHosts []string
+	// AllowPrivate lets connections reach loopback, private and
+	// link-local addresses.
+	AllowPrivate bool
+	// MaxResponseBytes caps a response body.
+	MaxResponseBytes int64
+	// Timeout bounds a request (the plugin call's deadline bounds it too).
+	Timeout time.Duration
+}
+
+// MaxRedirects is how many redirects a request may follow.
+const MaxRedirects = 5
+
+// Request is what a plugin asks for.
+type Request struct {
+	Method  string            `json:"method"`
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers,omitempty"`
+	Body    []byte            `json:"body,omitempty"` // base64 in JSON
+}
+
+// Response is what the plugin gets back.
+type Response struct {
+	Status  int               `json:"status"`
+	Headers map[string]string `json:"headers,omitempty"`
+	Body    []byte            `json:"body,omitempty"` // base64 in JSON
+}
+
+// Allowed reports whether host matches the policy's allowed hosts.
+func (p *Policy) Allowed(host string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	for _, pattern := range p.AllowedHosts {
+		pattern = strings.ToLower(pattern)
+		switch {
+		case pattern == "*", pattern == host:
+			return true
+		case strings.HasPrefix(pattern, "*.") && strings.HasSuffix(host, pattern[1:]):
+			return true
+		}
+	}
+	return false
+}
+
+// ErrRefused marks a request the policy refuses.
+var ErrRefused = errors.New("refused")
+
+// Do sends req under the policy.
+func (p *Policy) Do(ctx context.Context, req Request) (*Response, error) {
+	u, err := url.Parse(req.URL)
+	if err != nil {
+		return nil, fmt.Errorf("url %q: %w", req.URL, err)
+	}
+	if err := p.check(u); err != nil {
+		return nil, err
+	}
+	method := strings.ToUpper(req.Method)
+	if method == "" {
+		method = http.MethodGet
+	}
+	hreq, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(req.Body))
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range req.Headers {
+		hreq.Header.Set(k, v)
+	}
+	resp, err := p.client().Do(hreq)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, p.MaxResponseBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read response: %w", err)
+	}
+	if int64(len(body)) > p.MaxResponseBytes {
+		return nil, fmt.Errorf("response body exceeds %d bytes: %w", p.MaxResponseBytes, ErrRefused)
+	}
+	out := &Response{Status: resp.StatusCode, Headers: map[string]string{}, Body: body}
+	for k := range resp.Header {
+		out.Headers[k] = resp.Header.Get(k)
+	}
+	return out, nil
+}
+
+func (p *Policy) check(u *url.URL) error {
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("scheme %q: only http and https: %w", u.Scheme, ErrRefused)
+	}
+	if !p.Allowed(u.Hostname()) {
+		return fmt.Errorf("host %q is not in allowed_hosts: %w", u.Hostname(), ErrRefused)
+	}
+	return nil
+}
+
+func (p *Policy) client() *http.Client {
+	dialer := &net.Dialer{Timeout: 10 * time.Second, Control: p.control}
+	return &http.Client{
+		Timeout: p.Timeout,
+		Transport: &http.Transport{
+			Proxy:                  nil, // never through the host's proxy settings
+			DialContext:            dialer.DialContext,
+			TLSHandshakeTimeout:    10 * time.Second,
+			ResponseHeaderTimeout:  p.Timeout,
+			MaxResponseHeaderBytes: 64 << 10,
+			DisableKeepAlives:      true,
+		},
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= MaxRedirects {
+				return fmt.Errorf("more than %d redirects: %w", MaxRedirects, ErrRefused)
+			}
+			if err := p.check(req.URL); err != nil {
+				return fmt.Errorf("redirect to %s: %w", req.URL, err)
+			}
+			return nil
+		},
+	}
+}
+
+// control refuses, at connect time, addresses on the host's own networks:
+// whatever name was asked for, this is the address actually dialled.
+func (p *Policy) control(network, address string, _ syscall.RawConn) error {
+	if p.AllowPrivate {
+		return nil
+	}
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("dial %s: %w", address, ErrRefused)
+	}
+	if addr := ap.Addr().Unmap(); internal(addr) {
+		return fmt.Errorf("address %s is on a private, loopback or link-local network (allow_private_network): %w", addr, ErrRefused)
+	}
+	return nil
+}
+
+var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+
+// internal reports whether addr is not a public unicast address.
+func internal(addr netip.Addr) bool {
+	return addr.IsLoopback() || addr.IsPrivate() || addr.IsLinkLocalUnicast() ||
+		addr.IsLinkLocalMulticast() || addr.IsInterfaceLocalMulticast() || addr.IsMulticast() ||
+		addr.IsUnspecified() || cgnat.Contains(addr) || !addr.IsGlobalUnicast()
+}
