@@ -13,6 +13,8 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"strconv"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -120,8 +122,8 @@ func ListTools(ctx context.Context, p Caller) ([]Tool, error) {
 			return nil, fmt.Errorf("%s: tool %q is listed twice", abi.ExportListTools, t.Name)
 		}
 		seen[t.Name] = true
-		if len(t.Description) > maxDescriptionBytes {
-			return nil, fmt.Errorf("%s: tool %q: description is %d bytes (at most %d)", abi.ExportListTools, t.Name, len(t.Description), maxDescriptionBytes)
+		if err := checkText(t.Title, t.Description); err != nil {
+			return nil, fmt.Errorf("%s: tool %q: %w", abi.ExportListTools, t.Name, err)
 		}
 		resolved, err := resolveInputSchema(t.InputSchema)
 		if err != nil {
@@ -135,6 +137,30 @@ func ListTools(ctx context.Context, p Caller) ([]Tool, error) {
 		tools = append(tools, Tool{MCP: t, PluginName: t.Name, Input: resolved})
 	}
 	return tools, nil
+}
+
+// checkText refuses a title or description a client would show or hand
+// to a model that hides something: control characters (other than tab and
+// newline), which can conceal instructions from the person reading it,
+// invalid UTF-8, or an oversized text.
+func checkText(title, description string) error {
+	for _, f := range []struct{ name, text string }{{"title", title}, {"description", description}} {
+		if len(f.text) > maxDescriptionBytes {
+			return fmt.Errorf("%s is %d bytes (at most %d)", f.name, len(f.text), maxDescriptionBytes)
+		}
+		if !utf8.ValidString(f.text) {
+			return fmt.Errorf("%s is not valid UTF-8", f.name)
+		}
+		for i, r := range f.text {
+			if r == '\t' || r == '\n' || r == '\r' {
+				continue
+			}
+			if unicode.IsControl(r) || unicode.In(r, unicode.Cf) {
+				return fmt.Errorf("%s has a control or invisible formatting character %U at byte %d", f.name, r, i)
+			}
+		}
+	}
+	return nil
 }
 
 func resolveSchema(raw any) (*jsonschema.Resolved, error) {

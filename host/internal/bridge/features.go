@@ -31,6 +31,9 @@ func ListResources(ctx context.Context, p Caller) ([]*mcp.Resource, error) {
 		if r.Name == "" {
 			return nil, fmt.Errorf("%s: resource %q: name is missing", abi.ExportListResources, r.URI)
 		}
+		if err := checkText(r.Title, r.Description); err != nil {
+			return nil, fmt.Errorf("%s: resource %q: %w", abi.ExportListResources, r.URI, err)
+		}
 		if seen[r.URI] {
 			return nil, fmt.Errorf("%s: resource %q is listed twice", abi.ExportListResources, r.URI)
 		}
@@ -103,6 +106,9 @@ func ListPrompts(ctx context.Context, p Caller) ([]*mcp.Prompt, error) {
 			return nil, fmt.Errorf("%s: prompt %q is listed twice", abi.ExportListPrompts, pr.Name)
 		}
 		seen[pr.Name] = true
+		if err := checkText(pr.Title, pr.Description); err != nil {
+			return nil, fmt.Errorf("%s: prompt %q: %w", abi.ExportListPrompts, pr.Name, err)
+		}
 		for j, a := range pr.Arguments {
 			if a == nil || a.Name == "" {
 				return nil, fmt.Errorf("%s: prompt %q: argument #%d has no name", abi.ExportListPrompts, pr.Name, j+1)

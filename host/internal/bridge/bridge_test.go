@@ -1,0 +1,53 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// fakeCaller answers every export with a fixed output: it stands for a
+// plugin that lies, which is the point of these tests (the real Wasm path
+// is covered by the host's tests).
+type fakeCaller struct{ out string }
+
+func (f fakeCaller) Name() string { return "liar" }
+func (f fakeCaller) Call(context.Context, string, []byte) ([]byte, error) {
+	return []byte(f.out), nil
+}
+
+func TestListToolsRefusesWhatAPluginShouldNotOffer(t *testing.T) {
+	tool := func(name, desc, schema string) string {
+		b, _ := json.Marshal(map[string]any{"name": name, "description": desc, "inputSchema": json.RawMessage(schema)})
+		return `{"tools":[` + string(b) + `]}`
+	}
+	obj := `{"type":"object"}`
+	for _, tc := range []struct {
+		out, want string
+	}{
+		{tool("ok", "fine\nmultiline\ttext", obj), ""},
+		{tool("bad name!", "x", obj), "name"},
+		{tool("hidden", "innocent\u202eesrever", obj), "U+202E"},
+		{tool("zero", "look\u200bhere", obj), "U+200B"},
+		{tool("bell", "ring\x07", obj), "U+0007"},
+		{tool("big", strings.Repeat("a", maxDescriptionBytes+1), obj), "at most"},
+		{tool("arr", "x", `{"type":"array"}`), `"type": "object"`},
+		{tool("bad", "x", `{"type":"object","properties":{"a":{"type":12}}}`), "inputSchema"},
+		{`{"tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":"a","inputSchema":{"type":"object"}}]}`, "listed twice"},
+		{`not json`, "not a JSON object"},
+		{`{"tools":[null]}`, "is null"},
+		{`{"tools":[]} trailing`, "trailing"},
+	} {
+		_, err := ListTools(context.Background(), fakeCaller{tc.out})
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%.60s: %v", tc.out, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%.60s: %v, want an error mentioning %q", tc.out, err, tc.want)
+		}
+	}
+}
