@@ -10,12 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/internal/hostfn"
 	"github.com/mcphost/mcphost/internal/testutil"
 )
 
@@ -188,4 +190,54 @@ func TestNetworkIsDeniedUnlessGranted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNotificationFloodIsRateLimited: a plugin sending 5000 log messages in
+// one call reaches the client with at most its burst, and the host stays
+// responsive.
+func TestNotificationFloodIsRateLimited(t *testing.T) {
+	var got atomic.Int64
+	text := strings.NewReplacer("{faulty}", testutil.GoPlugin(t, "testdata/plugins/faulty"), `"300ms"`, `"30s"`).Replace(faultyConfig)
+	cfg, err := host.LoadConfig(testutil.WriteConfig(t, text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.New(t.Context(), cfg, host.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close(context.Background()) })
+	cs := connect(t, h, &mcp.ClientOptions{LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) { got.Add(1) }}, "2025-11-25")
+	if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		t.Fatal(err)
+	}
+	begin := time.Now()
+	if _, text := callText(t, cs, "flood", map[string]any{}); text != "flooded" {
+		t.Fatalf("flood = %q", text)
+	}
+	elapsed := time.Since(begin)
+	time.Sleep(200 * time.Millisecond)
+	limit := int64(hostfn.ClientBurst + hostfn.ClientRate*elapsed.Seconds() + 10)
+	if n := got.Load(); n == 0 || n > limit {
+		t.Errorf("client got %d of 5000 log messages flooded over %v, want some and at most %d (burst + rate)", n, elapsed, limit)
+	}
+	t.Logf("client got %d of 5000 flooded log messages over %v", got.Load(), elapsed)
+	if _, text := callText(t, cs, "echo", map[string]any{"text": "still here"}); text != "still here" {
+		t.Errorf("echo after a flood = %q", text)
+	}
+}
+
+// TestOutputCapRefusesOversizedResults: max_output_kb bounds what a call may
+// return; the instance that produced it is replaced.
+func TestOutputCapRefusesOversizedResults(t *testing.T) {
+	s := start(t, faultyConfig+"max_output_kb = 64\n")
+	_, err := s.session.CallTool(t.Context(), &mcp.CallToolParams{Name: "big", Arguments: map[string]any{"bytes": 1 << 20}})
+	if err == nil || !strings.Contains(err.Error(), "max_output_kb") {
+		t.Errorf("1 MiB result under a 64 KiB cap: %v", err)
+	}
+	res, text := callText(t, s.session, "big", map[string]any{"bytes": 1000})
+	if res.IsError || len(text) != 1000 {
+		t.Errorf("1000-byte result: %d bytes, isError %v", len(text), res.IsError)
+	}
+	afterFault(t, s)
 }

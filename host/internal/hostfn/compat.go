@@ -85,7 +85,10 @@ func (f *functions) writeAnswer(p *extism.CurrentPlugin, name string, answer any
 
 // session returns the client session of the current request, or an error
 // saying why there is none.
-func session(ctx context.Context) (*mcp.ServerSession, error) {
+func (f *functions) session(ctx context.Context, what string) (*mcp.ServerSession, error) {
+	if err := f.mayReachClient(what); err != nil {
+		return nil, err
+	}
 	if s := requestFrom(ctx).Session; s != nil {
 		return s, nil
 	}
@@ -95,7 +98,7 @@ func session(ctx context.Context) (*mcp.ServerSession, error) {
 // createMessage: hyper-mcp's blocking sampling request (MCP
 // CreateMessageRequest params) -> CreateMessageResult.
 func (f *functions) createMessage(ctx context.Context, payload []byte) (any, error) {
-	ss, err := session(ctx)
+	ss, err := f.session(ctx, "create_message")
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +113,7 @@ func (f *functions) createMessage(ctx context.Context, payload []byte) (any, err
 // params, plus an optional timeout that the call's deadline supersedes) ->
 // ElicitResult.
 func (f *functions) createElicitation(ctx context.Context, payload []byte) (any, error) {
-	ss, err := session(ctx)
+	ss, err := f.session(ctx, "create_elicitation")
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +126,7 @@ func (f *functions) createElicitation(ctx context.Context, payload []byte) (any,
 
 // listRoots: hyper-mcp's blocking roots/list -> ListRootsResult.
 func (f *functions) listRoots(ctx context.Context) (any, error) {
-	ss, err := session(ctx)
+	ss, err := f.session(ctx, "list_roots")
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +144,7 @@ func (f *functions) refuseSecret(name string) func(context.Context, []byte) (any
 // urlElicitationCompleted: {"elicitationId": "…"} tells the client that an
 // out-of-band (URL mode) elicitation finished.
 func (f *functions) urlElicitationCompleted(ctx context.Context, payload []byte) error {
-	ss, err := session(ctx)
+	ss, err := f.session(ctx, "notify_url_elicitation_completed")
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	extism "github.com/extism/go-sdk"
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/time/rate"
 
 	"github.com/mcphost/mcphost/host/internal/egress"
 )
@@ -64,20 +65,30 @@ type Notifier interface {
 	ListChanged(ctx context.Context, plugin, kind string)
 }
 
+// ClientRate bounds how many messages a plugin's host functions may send
+// toward clients (log messages, progress, resource updates, list changes,
+// requests to the client), per second, with bursts of ClientBurst. Past
+// it, messages are dropped and the drop is logged.
+const (
+	ClientRate  = 100
+	ClientBurst = 200
+)
+
 // Functions returns the host functions for the plugin named plugin; policy
 // is what its config grants of the network (nil: nothing).
 func Functions(plugin string, logger hclog.Logger, notifier Notifier, policy *egress.Policy) []extism.HostFunction {
 	if policy == nil {
 		policy = &egress.Policy{}
 	}
-	f := &functions{plugin: plugin, logger: logger, notifier: notifier, egress: policy}
+	f := &functions{plugin: plugin, logger: logger, notifier: notifier, egress: policy,
+		toClient: rate.NewLimiter(ClientRate, ClientBurst), dropLog: rate.NewLimiter(1, 1)}
 	fns := []extism.HostFunction{
 		f.withPayload("notify_logging_message", f.loggingMessage),
 		f.withPayload("notify_progress", f.progress),
 		f.withPayload("notify_resource_updated", f.resourceUpdated),
-		f.noPayload("notify_tool_list_changed", func(ctx context.Context) { f.notifier.ListChanged(ctx, f.plugin, "tools") }),
-		f.noPayload("notify_resource_list_changed", func(ctx context.Context) { f.notifier.ListChanged(ctx, f.plugin, "resources") }),
-		f.noPayload("notify_prompt_list_changed", func(ctx context.Context) { f.notifier.ListChanged(ctx, f.plugin, "prompts") }),
+		f.noPayload("notify_tool_list_changed", f.listChanged("tools")),
+		f.noPayload("notify_resource_list_changed", f.listChanged("resources")),
+		f.noPayload("notify_prompt_list_changed", f.listChanged("prompts")),
 		f.withPayload("close_sse_stream", f.closeSSEStream),
 		f.answering("http_request", f.httpRequest),
 		// hyper-mcp's blocking client requests and secrets, so that its
@@ -100,6 +111,21 @@ type functions struct {
 	logger   hclog.Logger
 	notifier Notifier
 	egress   *egress.Policy
+	toClient *rate.Limiter // messages toward clients
+	dropLog  *rate.Limiter // how often a drop is logged
+}
+
+// mayReachClient takes one message from the plugin's budget toward
+// clients; when the budget is spent it logs (at most once a second) and
+// refuses.
+func (f *functions) mayReachClient(what string) error {
+	if f.toClient.Allow() {
+		return nil
+	}
+	if f.dropLog.Allow() {
+		f.logger.Warn("plugin sends too many messages to clients; dropping", "function", what, "limit_per_second", ClientRate)
+	}
+	return fmt.Errorf("more than %d messages per second toward clients: dropped", ClientRate)
 }
 
 // withPayload defines a host function (i64 offset of a JSON block) -> ().
@@ -135,6 +161,14 @@ func (f *functions) noPayload(name string, handle func(ctx context.Context)) ext
 	}, nil, nil)
 }
 
+func (f *functions) listChanged(kind string) func(context.Context) {
+	return func(ctx context.Context) {
+		if f.mayReachClient("notify_"+kind+"_list_changed") == nil {
+			f.notifier.ListChanged(ctx, f.plugin, kind)
+		}
+	}
+}
+
 // decodePayload decodes a host function's JSON payload into v.
 func decodePayload(payload []byte, v any) error {
 	if err := json.Unmarshal(payload, v); err != nil {
@@ -160,6 +194,9 @@ func (f *functions) loggingMessage(ctx context.Context, payload []byte) error {
 	level, ok := logLevels[msg.Level]
 	if !ok {
 		return fmt.Errorf("unknown level %q (debug, info, notice, warning, error, critical, alert, emergency)", msg.Level)
+	}
+	if err := f.mayReachClient("notify_logging_message"); err != nil {
+		return nil // already logged (rate-limited)
 	}
 	f.logger.Log(level, "plugin log", "logger", msg.Logger, "data", msg.Data)
 	req := requestFrom(ctx)
@@ -187,6 +224,9 @@ func (f *functions) progress(ctx context.Context, payload []byte) error {
 	if req.Session == nil || req.ProgressToken == nil {
 		return nil
 	}
+	if err := f.mayReachClient("notify_progress"); err != nil {
+		return nil
+	}
 	return req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
 		ProgressToken: req.ProgressToken,
 		Progress:      p.Progress,
@@ -205,6 +245,9 @@ func (f *functions) resourceUpdated(ctx context.Context, payload []byte) error {
 	}
 	if p.URI == "" {
 		return fmt.Errorf("uri is missing")
+	}
+	if err := f.mayReachClient("notify_resource_updated"); err != nil {
+		return nil
 	}
 	f.notifier.ResourceUpdated(ctx, p.URI)
 	return nil

@@ -8,6 +8,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"unsafe"
@@ -15,6 +16,9 @@ import (
 	"github.com/extism/go-pdk"
 	"github.com/mcphost/mcphost/abi"
 )
+
+//go:wasmimport extism:host/user notify_logging_message
+func hostNotifyLoggingMessage(uint64)
 
 //go:wasmimport extism:host/user http_request
 func hostHTTPRequest(uint64) uint64
@@ -35,6 +39,7 @@ var tools = []abi.Tool{
 	{Name: "read_file", Description: "Reads the file at `text` (attack test: it must get only what allowed_paths grants).", InputSchema: anyObject},
 	{Name: "list_dir", Description: "Lists the directory at `text`.", InputSchema: anyObject},
 	{Name: "fetch", Description: "GETs the URL `text` through the host's http_request (attack test: only allowed_hosts).", InputSchema: anyObject},
+	{Name: "flood", Description: "Sends 5000 log messages to the client through notify_logging_message (the host must rate-limit them).", InputSchema: anyObject},
 	{Name: "getenv", Description: "Returns the environment variable named `text` (attack test: only what env grants).", InputSchema: anyObject},
 	{Name: "echo", Description: "Returns the text it is given, to show the plugin still works after a fault.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)},
@@ -118,6 +123,13 @@ func callTool() int32 {
 			return output(abi.CallToolResult{IsError: true, Content: []abi.Content{{Type: "text", Text: "fetch: " + resp.Error}}})
 		}
 		return text(string(resp.Body))
+	case "flood":
+		for i := range 5000 {
+			msg, _ := pdk.AllocateJSON(map[string]any{"level": "error", "data": fmt.Sprint("flood ", i)})
+			hostNotifyLoggingMessage(msg.Offset())
+			msg.Free()
+		}
+		return text("flooded")
 	case "getenv":
 		return text(os.Getenv(args.Text) + "|" + strings.Join(os.Environ(), ","))
 	case "echo":
