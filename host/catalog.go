@@ -49,7 +49,8 @@ type promptEntry struct {
 // buildCatalog merges the plugins' contributions in order: a name or URI
 // already claimed by an earlier plugin is refused for the later one, with a
 // warning naming both.
-func buildCatalog(plugins []*loadedPlugin, logger hclog.Logger) *catalog {
+// Items in held are left out (see vet).
+func buildCatalog(plugins []*loadedPlugin, logger hclog.Logger, held held) *catalog {
 	c := &catalog{
 		tools:     map[string]toolEntry{},
 		resources: map[string]resourceEntry{},
@@ -62,6 +63,9 @@ func buildCatalog(plugins []*loadedPlugin, logger hclog.Logger) *catalog {
 	}
 	for _, lp := range plugins {
 		for _, t := range lp.tools {
+			if held.has(lp, "tool", t.MCP.Name) {
+				continue
+			}
 			if e, taken := c.tools[t.MCP.Name]; taken {
 				refuse(lp, "tool", t.MCP.Name, e.plugin)
 				continue
@@ -85,6 +89,9 @@ func buildCatalog(plugins []*loadedPlugin, logger hclog.Logger) *catalog {
 			c.templates[t.URITemplate] = templateEntry{plugin: lp, template: t, matcher: m}
 		}
 		for _, p := range lp.prompts {
+			if held.has(lp, "prompt", p.Name) {
+				continue
+			}
 			if e, taken := c.prompts[p.Name]; taken {
 				refuse(lp, "prompt", p.Name, e.plugin)
 				continue

@@ -152,7 +152,11 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 		},
 	})
 	h.server.AddReceivingMiddleware(toolErrorsFromInputRequests, h.countInFlight)
-	c := buildCatalog(h.plugins, logger)
+	hold, problems := h.vet(h.plugins, cfg.Server.LockFile)
+	for _, p := range problems {
+		logger.Error("lock file", "error", p)
+	}
+	c := buildCatalog(h.plugins, logger, hold)
 	c.applyTo(h.server, nil, h, nil)
 	h.catalog.Store(c)
 	for _, lp := range h.plugins {

@@ -81,8 +81,10 @@ func (h *Host) reload(ctx context.Context, announced map[string]map[string]bool)
 
 	// Swap the catalog in before registering, so that a name a client sees
 	// is always routable; then retire what is no longer used.
+	hold, problems := h.vet(next, cfg.Server.LockFile)
+	failures = append(failures, problems...)
 	old := h.catalog.Load()
-	c := buildCatalog(next, h.logger)
+	c := buildCatalog(next, h.logger, hold)
 	h.catalog.Store(c)
 	c.applyTo(h.server, old, h, announced)
 
@@ -203,6 +205,9 @@ func (h *Host) watchedFiles() []string {
 	var files []string
 	if h.cfg.Path != "" {
 		files = append(files, h.cfg.Path)
+	}
+	if h.cfg.Server.LockFile != "" {
+		files = append(files, h.cfg.Server.LockFile)
 	}
 	for _, pc := range h.cfg.Plugins {
 		files = append(files, pc.Path)

@@ -60,15 +60,17 @@ var providedModules = []string{"extism:host/env", "extism:host/user", "wasi_snap
 
 func runPlugin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return &usageError{"plugin: expected a subcommand: inspect, new"}
+		return &usageError{"plugin: expected a subcommand: inspect, new, accept"}
 	}
 	switch args[0] {
 	case "inspect":
 		return runInspect(ctx, args[1:], stdout, stderr)
 	case "new":
 		return runNew(args[1:], stdout, stderr)
+	case "accept":
+		return runAccept(ctx, args[1:], stdout, stderr)
 	default:
-		return &usageError{fmt.Sprintf("plugin: unknown subcommand %q (expected inspect, new)", args[0])}
+		return &usageError{fmt.Sprintf("plugin: unknown subcommand %q (expected inspect, new, accept)", args[0])}
 	}
 }
 
@@ -199,4 +201,34 @@ func printInspection(w io.Writer, in *inspection) {
 	for _, n := range in.Needs {
 		fmt.Fprintf(w, "  needs    %s\n", n)
 	}
+}
+
+// runAccept records the current definitions of the named plugins (all when
+// none is named) in the lock file.
+func runAccept(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("mcphost plugin accept", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	config := fs.String("config", "mcphost.toml", "config file")
+	if err := fs.Parse(args); err != nil {
+		return &usageError{err.Error()}
+	}
+	cfg, err := host.LoadConfig(*config)
+	if err != nil {
+		return err
+	}
+	cfg.Server.Watch = false
+	h, err := host.New(ctx, cfg, host.Options{Logger: newLogger("error", stderr)})
+	if err != nil {
+		return err
+	}
+	defer h.Close(context.WithoutCancel(ctx))
+	if err := h.Accept(fs.Args()...); err != nil {
+		return err
+	}
+	names := fs.Args()
+	if len(names) == 0 {
+		names = []string{"every plugin"}
+	}
+	fmt.Fprintf(stdout, "accepted %s in %s\n", strings.Join(names, ", "), cfg.Server.LockFile)
+	return nil
 }

@@ -234,3 +234,18 @@ func TestPluginNewScaffoldsPluginsThatLoad(t *testing.T) {
 		t.Errorf("bad name: %v", err)
 	}
 }
+
+func TestPluginAccept(t *testing.T) {
+	cfg := helloConfig(t)
+	out, _, err := runCLI(t, "plugin", "accept", "--config", cfg, "hello")
+	if err != nil || !strings.Contains(out, "accepted hello") {
+		t.Fatalf("accept: %v, %s", err, out)
+	}
+	lock, err := os.ReadFile(strings.TrimSuffix(cfg, ".toml") + ".lock")
+	if err != nil || !strings.Contains(string(lock), `"echo"`) {
+		t.Errorf("lock file = %s, %v", lock, err)
+	}
+	if _, _, err := runCLI(t, "plugin", "accept", "--config", cfg, "ghost"); err == nil || !strings.Contains(err.Error(), `"ghost"`) {
+		t.Errorf("accepting an unknown plugin: %v", err)
+	}
+}

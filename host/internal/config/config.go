@@ -70,6 +70,9 @@ type Server struct {
 	SessionTimeout time.Duration
 	// Watch reloads plugins and the config when their files change.
 	Watch bool
+	// LockFile records what each plugin offered when it was accepted
+	// (default: beside the config, named after it with .lock); "" is off.
+	LockFile string
 }
 
 // Defaults for the [server] table.
@@ -117,6 +120,10 @@ type Plugin struct {
 	BreakerFailures int
 	// BreakerCooldown is how long a tripped breaker refuses calls.
 	BreakerCooldown time.Duration
+	// OnChange is what happens when a tool's or prompt's definition differs
+	// from the one accepted in the lock file: "warn" (serve it, log) or
+	// "refuse" (leave it out until `mcphost plugin accept`).
+	OnChange string
 }
 
 // fileConfig mirrors the TOML layout; see Config for the meaning of fields.
@@ -133,6 +140,7 @@ type fileConfig struct {
 		AllowedOrigins []string `toml:"allowed_origins"`
 		SessionTimeout string   `toml:"session_timeout"`
 		Watch          *bool    `toml:"watch"`
+		LockFile       *string  `toml:"lock_file"`
 	} `toml:"server"`
 	Plugins []filePlugin `toml:"plugin"`
 }
@@ -154,13 +162,14 @@ type filePlugin struct {
 	MaxCallsPS   *float64          `toml:"max_calls_per_second"`
 	BreakerFails *int              `toml:"breaker_failures"`
 	BreakerCool  string            `toml:"breaker_cooldown"`
+	OnChange     string            `toml:"on_change"`
 }
 
 var knownKeys = map[string][]string{
-	"server": {"name", "log_level", "cache_dir", "transport", "listen", "stateless", "page_size", "list_ttl", "allowed_origins", "session_timeout", "watch"},
+	"server": {"name", "log_level", "cache_dir", "transport", "listen", "stateless", "page_size", "list_ttl", "allowed_origins", "session_timeout", "watch", "lock_file"},
 	"plugin": {"name", "path", "timeout", "memory_mb", "max_instances", "max_output_kb", "config", "prefix",
 		"sha256", "env", "allowed_paths", "allowed_hosts", "allow_private_network",
-		"max_calls_per_second", "breaker_failures", "breaker_cooldown"},
+		"max_calls_per_second", "breaker_failures", "breaker_cooldown", "on_change"},
 }
 
 // validName is what a plugin name may look like: it appears in logs, errors,
@@ -229,6 +238,15 @@ func Parse(path string, data []byte) (*Config, error) {
 			path, fc.Server.LogLevel, strings.Join(logLevels, ", ")))
 	}
 	problems = append(problems, convertServer(path, fc, &cfg.Server)...)
+	switch {
+	case fc.Server.LockFile == nil:
+		cfg.Server.LockFile = strings.TrimSuffix(absPath, filepath.Ext(absPath)) + ".lock"
+	case *fc.Server.LockFile == "off":
+	case filepath.IsAbs(*fc.Server.LockFile):
+		cfg.Server.LockFile = *fc.Server.LockFile
+	default:
+		cfg.Server.LockFile = filepath.Join(filepath.Dir(absPath), *fc.Server.LockFile)
+	}
 	if cfg.Server.CacheDir != "" && cfg.Server.CacheDir != "off" && !filepath.IsAbs(cfg.Server.CacheDir) {
 		cfg.Server.CacheDir = filepath.Join(filepath.Dir(absPath), cfg.Server.CacheDir)
 	}
@@ -380,6 +398,14 @@ func convertPlugin(path, baseDir string, index int, fp filePlugin) (Plugin, []er
 		} else {
 			p.BreakerFailures = *fp.BreakerFails
 		}
+	}
+	switch fp.OnChange {
+	case "", "warn":
+		p.OnChange = "warn"
+	case "refuse":
+		p.OnChange = "refuse"
+	default:
+		bad("on_change: %q is not one of warn, refuse", fp.OnChange)
 	}
 	p.BreakerCooldown = DefaultBreakerCooldown
 	if fp.BreakerCool != "" {

@@ -15,7 +15,7 @@ func main() {}
 func init() {
 	sdk.AddTool(abi.Tool{
 		Name:        "version",
-		Description: "Says which build of the plugin is running.",
+		Description: versionDescription,
 		InputSchema: json.RawMessage(`{"type":"object"}`),
 	}, func(*sdk.Context, json.RawMessage) (*abi.CallToolResult, error) {
 		return sdk.TextResult(version), nil

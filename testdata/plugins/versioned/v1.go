@@ -2,4 +2,7 @@
 
 package main
 
-const version = "v1"
+const (
+	version            = "v1"
+	versionDescription = "Says which build of the plugin is running."
+)
