@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sort"
@@ -51,12 +53,23 @@ type Options struct {
 	// SkipBrokenPlugins makes New log a plugin that fails to load and go on
 	// without it, instead of failing.
 	SkipBrokenPlugins bool
+	// Network, if set, replaces the resolver and dialer behind plugins'
+	// granted HTTP requests (for tests, or to route through something of
+	// the embedder's). Grants and address checks apply all the same.
+	Network *Network
+}
+
+// Network resolves host names and dials checked addresses for egress.
+type Network struct {
+	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+	Dial    func(ctx context.Context, network, address string) (net.Conn, error)
 }
 
 // Host runs the plugins of one config behind one MCP server.
 type Host struct {
-	logger hclog.Logger
-	server *mcp.Server
+	logger  hclog.Logger
+	network *egress.Network // nil: the system's
+	server  *mcp.Server
 	// cacheDir holds wazero's on-disk compilation cache ("" for none).
 	cacheDir string
 
@@ -105,6 +118,9 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 	extism.SetLogLevel(extism.LogLevelDebug)
 
 	h := &Host{cfg: cfg, logger: logger, relist: make(chan announcement, 16), done: make(chan struct{})}
+	if opts.Network != nil {
+		h.network = &egress.Network{Resolve: opts.Network.Resolve, Dial: opts.Network.Dial}
+	}
 	h.cacheDir = compilationCacheDir(cfg.Server.CacheDir, logger)
 
 	loaded, errs := h.loadPlugins(ctx, cfg.Plugins, nil)
@@ -258,6 +274,7 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 			AllowPrivate:     pc.AllowPrivateNetwork,
 			MaxResponseBytes: int64(pc.MaxOutputKB) << 10,
 			Timeout:          pc.Timeout,
+			Network:          h.network,
 		}),
 
 		Env:               env,

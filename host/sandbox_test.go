@@ -5,11 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -156,37 +159,99 @@ func TestCircuitBreakerStopsCallingAFailingPlugin(t *testing.T) {
 
 // TestNetworkIsDeniedUnlessGranted: a plugin reaches only the hosts its
 // config allows, never the host's own networks unless that is granted too,
-// and never through a redirect to a host it may not reach.
+// and never through a redirect or a DNS answer to a forbidden address. The
+// network is the test's: names resolve as it says, and every dial attempt
+// is recorded — a refused address must be refused before any dial. The
+// only real connections go to a test server on loopback.
 func TestNetworkIsDeniedUnlessGranted(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/away" {
-			http.Redirect(w, r, strings.Replace("http://"+r.Host+"/ok", "127.0.0.1", "localhost", 1), http.StatusFound)
-			return
+		switch r.URL.Path {
+		case "/to-private":
+			http.Redirect(w, r, "http://internal.test/secret", http.StatusFound)
+		case "/to-metadata":
+			http.Redirect(w, r, "http://169.254.169.254/latest/meta-data/", http.StatusFound)
+		default:
+			w.Write([]byte("reached"))
 		}
-		w.Write([]byte("reached"))
 	}))
 	defer srv.Close()
-	fetch := func(s *started, url string) (string, bool) {
-		res, text := callText(t, s.session, "fetch", map[string]any{"text": url})
-		return text, !res.IsError
+	_, srvPort, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
+
+	var mu sync.Mutex
+	var dials []string
+	network := &host.Network{
+		Resolve: func(_ context.Context, name string) ([]netip.Addr, error) {
+			switch name {
+			case "public.test": // a public address, served by the test server
+				return []netip.Addr{netip.MustParseAddr("203.0.113.7")}, nil
+			case "evil.test": // DNS pointing at loopback
+				return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+			case "internal.test":
+				return []netip.Addr{netip.MustParseAddr("10.1.2.3")}, nil
+			case "mixed.test": // one good address, one forbidden
+				return []netip.Addr{netip.MustParseAddr("203.0.113.7"), netip.MustParseAddr("192.168.1.1")}, nil
+			}
+			return nil, fmt.Errorf("no such host %q", name)
+		},
+		Dial: func(ctx context.Context, nw, address string) (net.Conn, error) {
+			mu.Lock()
+			dials = append(dials, address)
+			mu.Unlock()
+			host, _, _ := net.SplitHostPort(address)
+			switch host {
+			case "203.0.113.7", "127.0.0.1": // both served by the loopback test server
+				return (&net.Dialer{}).DialContext(ctx, nw, net.JoinHostPort("127.0.0.1", srvPort))
+			}
+			return nil, fmt.Errorf("test network: no route to %s", address)
+		},
 	}
+	port := ":" + srvPort
 	for _, tc := range []struct {
 		name, grant, url string
 		ok               bool
 		why              string
+		dials            int
 	}{
-		{"no grant", "", srv.URL + "/ok", false, "not in allowed_hosts"},
-		{"allowed host on loopback", "allowed_hosts = [\"127.0.0.1\"]\n", srv.URL + "/ok", false, "private, loopback or link-local"},
-		{"metadata address", "allowed_hosts = [\"*\"]\n", "http://169.254.169.254/latest/meta-data/", false, "private, loopback or link-local"},
-		{"private network granted", "allowed_hosts = [\"127.0.0.1\"]\nallow_private_network = true\n", srv.URL + "/ok", true, ""},
-		{"redirect to another host", "allowed_hosts = [\"127.0.0.1\"]\nallow_private_network = true\n", srv.URL + "/away", false, "redirect"},
-		{"other scheme", "allowed_hosts = [\"*\"]\n", "file:///etc/passwd", false, "only http and https"},
+		{"no grant", "", "http://public.test" + port + "/", false, "not in allowed_hosts", 0},
+		{"granted public host", `allowed_hosts = ["public.test"]`, "http://public.test" + port + "/", true, "", 1},
+		{"loopback literal", `allowed_hosts = ["*"]`, "http://127.0.0.1" + port + "/", false, "private, loopback", 0},
+		{"private 10.x", `allowed_hosts = ["*"]`, "http://10.0.0.1/", false, "private, loopback", 0},
+		{"cloud metadata", `allowed_hosts = ["*"]`, "http://169.254.169.254/latest/meta-data/", false, "private, loopback", 0},
+		{"name resolving to loopback", `allowed_hosts = ["evil.test"]`, "http://evil.test" + port + "/", false, "evil.test resolves to 127.0.0.1", 0},
+		{"one forbidden address among good ones", `allowed_hosts = ["mixed.test"]`, "http://mixed.test" + port + "/", false, "192.168.1.1", 0},
+		{"redirect from an allowed host to a private one", `allowed_hosts = ["public.test", "internal.test"]`, "http://public.test" + port + "/to-private", false, "internal.test resolves to 10.1.2.3", 1},
+		{"redirect to metadata", `allowed_hosts = ["*"]`, "http://public.test" + port + "/to-metadata", false, "169.254.169.254", 1},
+		{"redirect to a host not allowed", `allowed_hosts = ["public.test"]`, "http://public.test" + port + "/to-private", false, "not in allowed_hosts", 1},
+		{"other scheme", `allowed_hosts = ["*"]`, "file:///etc/passwd", false, "only http and https", 0},
+		{"private granted", "allowed_hosts = [\"evil.test\"]\nallow_private_network = true", "http://evil.test" + port + "/", true, "", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := start(t, faultyConfig+tc.grant)
-			text, ok := fetch(s, tc.url)
-			if ok != tc.ok || (tc.ok && text != "reached") || !strings.Contains(text, tc.why) {
-				t.Errorf("fetch(%s) = %q ok=%v, want ok=%v mentioning %q", tc.url, text, ok, tc.ok, tc.why)
+			text := strings.NewReplacer("{faulty}", testutil.GoPlugin(t, "testdata/plugins/faulty"), `"300ms"`, `"10s"`).Replace(faultyConfig) + tc.grant + "\n"
+			cfg, err := host.LoadConfig(testutil.WriteConfig(t, text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := host.New(t.Context(), cfg, host.Options{Network: network})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { h.Close(context.Background()) })
+			cs := connect(t, h, nil, "")
+			mu.Lock()
+			dials = nil
+			mu.Unlock()
+			res, out := callText(t, cs, "fetch", map[string]any{"text": tc.url})
+			mu.Lock()
+			attempts := append([]string(nil), dials...)
+			mu.Unlock()
+			if !res.IsError != tc.ok || (tc.ok && out != "reached") || !strings.Contains(out, tc.why) {
+				t.Errorf("fetch(%s) = %q ok=%v, want ok=%v mentioning %q", tc.url, out, !res.IsError, tc.ok, tc.why)
+			}
+			if len(attempts) != tc.dials {
+				t.Errorf("dial attempts %v, want %d", attempts, tc.dials)
+			}
+			if _, echo := callText(t, cs, "echo", map[string]any{"text": "ok"}); echo != "ok" {
+				t.Error("plugin broken after a refused request")
 			}
 		})
 	}

@@ -35,6 +35,31 @@ type Policy struct {
 	MaxResponseBytes int64
 	// Timeout bounds a request (the plugin call's deadline bounds it too).
 	Timeout time.Duration
+	// Network resolves names and dials addresses; nil is the real network.
+	// Tests and embedders may substitute their own.
+	Network *Network
+}
+
+// Network is how egress reaches the outside: a resolver and a dialer.
+type Network struct {
+	// Resolve returns the addresses of a host name.
+	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+	// Dial connects to an address ("ip:port") that the policy has checked.
+	Dial func(ctx context.Context, network, address string) (net.Conn, error)
+}
+
+// SystemNetwork is the host's resolver and a dialer that refuses, once more
+// at connect time, any address on the host's own networks unless allowed.
+func SystemNetwork(allowPrivate bool) *Network {
+	d := &net.Dialer{Timeout: 10 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
+		return checkAddress(address, allowPrivate)
+	}}
+	return &Network{
+		Resolve: func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		},
+		Dial: d.DialContext,
+	}
 }
 
 // MaxRedirects is how many redirects a request may follow.
@@ -123,12 +148,11 @@ func (p *Policy) check(u *url.URL) error {
 }
 
 func (p *Policy) client() *http.Client {
-	dialer := &net.Dialer{Timeout: 10 * time.Second, Control: p.control}
 	return &http.Client{
 		Timeout: p.Timeout,
 		Transport: &http.Transport{
 			Proxy:                  nil, // never through the host's proxy settings
-			DialContext:            dialer.DialContext,
+			DialContext:            p.dial,
 			TLSHandshakeTimeout:    10 * time.Second,
 			ResponseHeaderTimeout:  p.Timeout,
 			MaxResponseHeaderBytes: 64 << 10,
@@ -146,10 +170,48 @@ func (p *Policy) client() *http.Client {
 	}
 }
 
-// control refuses, at connect time, addresses on the host's own networks:
-// whatever name was asked for, this is the address actually dialled.
-func (p *Policy) control(network, address string, _ syscall.RawConn) error {
-	if p.AllowPrivate {
+// dial resolves the host once, refuses it if any of its addresses is on
+// the host's own networks (unless allowed), and connects to a checked
+// address — never to the name, so a second DNS answer cannot differ from
+// the one checked. Nothing is dialled when the check fails.
+func (p *Policy) dial(ctx context.Context, network, address string) (net.Conn, error) {
+	nw := p.Network
+	if nw == nil {
+		nw = SystemNetwork(p.AllowPrivate)
+	}
+	host, port, err := net.SplitHostPort(address)
+	if err != nil {
+		return nil, err
+	}
+	var addrs []netip.Addr
+	if ip, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{ip}
+	} else if addrs, err = nw.Resolve(ctx, host); err != nil {
+		return nil, fmt.Errorf("resolve %s: %w", host, err)
+	}
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("resolve %s: no address", host)
+	}
+	for _, a := range addrs {
+		if err := checkAddress(netip.AddrPortFrom(a, 0).String(), p.AllowPrivate); err != nil {
+			return nil, fmt.Errorf("%s resolves to %s: %w", host, a.Unmap(), err)
+		}
+	}
+	var lastErr error
+	for _, a := range addrs {
+		conn, err := nw.Dial(ctx, network, net.JoinHostPort(a.Unmap().String(), port))
+		if err == nil {
+			return conn, nil
+		}
+		lastErr = err
+	}
+	return nil, lastErr
+}
+
+// checkAddress refuses an "ip:port" on the host's own networks unless
+// allowPrivate.
+func checkAddress(address string, allowPrivate bool) error {
+	if allowPrivate {
 		return nil
 	}
 	ap, err := netip.ParseAddrPort(address)
