@@ -306,3 +306,23 @@ func TestOutputCapRefusesOversizedResults(t *testing.T) {
 	}
 	afterFault(t, s)
 }
+
+// TestStdoutFloodKeepsTheLogBounded: 100000 lines of plugin stdout reach
+// the host log as a bounded number of lines, never the process stdout.
+func TestStdoutFloodKeepsTheLogBounded(t *testing.T) {
+	s := start(t, strings.Replace(faultyConfig, `"300ms"`, `"30s"`, 1))
+	begin := time.Now()
+	if _, text := callText(t, s.session, "stdout_flood", map[string]any{}); text != "flooded stdout" {
+		t.Fatalf("stdout_flood = %q", text)
+	}
+	elapsed := time.Since(begin)
+	lines := strings.Count(s.log.String(), "stream=stdout line=")
+	if lines == 0 || lines > 100+int(50*elapsed.Seconds())+10 {
+		t.Errorf("%d of 100000 plugin stdout lines reached the log in %v, want a bounded number", lines, elapsed)
+	}
+	if !strings.Contains(s.log.String(), "dropping lines") {
+		t.Error("the drop is not logged")
+	}
+	t.Logf("%d of 100000 lines logged in %v", lines, elapsed)
+	afterFault(t, s)
+}

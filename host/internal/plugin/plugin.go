@@ -17,6 +17,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	extism "github.com/extism/go-sdk"
@@ -84,6 +85,7 @@ type Plugin struct {
 	roots          map[string]*os.Root // guest path -> opened host directory
 	limiter        *rate.Limiter       // nil: no cap
 	breaker        *breaker
+	outputLines    *outputBudget // WASI output lines for the log
 }
 
 // exportNames are the ABI exports a plugin may provide.
@@ -154,6 +156,7 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 		env:            opts.Env,
 		roots:          roots,
 		breaker:        &breaker{threshold: opts.BreakerFailures, cooldown: opts.BreakerCooldown},
+		outputLines:    newOutputBudget(),
 		name:           opts.Name,
 		timeout:        opts.Timeout,
 		maxOutputBytes: opts.MaxOutputBytes,
@@ -193,8 +196,8 @@ func checkWasmHeader(b []byte) error {
 // newInstance starts one instance with no access to the outside: no files,
 // no environment, WASI stdout/stderr to the log, no sleeping host calls.
 func (p *Plugin) newInstance(ctx context.Context) (*extism.Plugin, error) {
-	out := &logWriter{logger: p.logger, stream: "stdout"}
-	errw := &logWriter{logger: p.logger, stream: "stderr"}
+	out := &logWriter{logger: p.logger, stream: "stdout", limit: p.outputLines}
+	errw := &logWriter{logger: p.logger, stream: "stderr", limit: p.outputLines}
 	mc := wazero.NewModuleConfig().
 		WithStdout(out).
 		WithStderr(errw).
@@ -424,14 +427,46 @@ func (e *CallError) Error() string {
 // Unwrap returns the cause.
 func (e *CallError) Unwrap() error { return e.Err }
 
-// logWriter sends a plugin's WASI output to the host log, a line at a time.
+// Bounds on what a plugin's WASI output may put in the host log: lines per
+// second (shared by all instances of a plugin, bursts of twice that), and
+// the length of one line.
+const (
+	outputLinesPerSecond = 50
+	maxOutputLineBytes   = 2048
+)
+
+// logWriter sends a plugin's WASI output to the host log, a line at a
+// time, within the plugin's budget of lines; what is over it is dropped,
+// and the drop is logged once a second.
 type logWriter struct {
 	logger hclog.Logger
 	stream string
+	limit  *outputBudget
+}
+
+// outputBudget is a plugin's budget of output lines for the log.
+type outputBudget struct {
+	lines   *rate.Limiter
+	dropLog *rate.Limiter
+	dropped atomic.Int64
+}
+
+func newOutputBudget() *outputBudget {
+	return &outputBudget{lines: rate.NewLimiter(outputLinesPerSecond, 2*outputLinesPerSecond), dropLog: rate.NewLimiter(1, 1)}
 }
 
 func (w *logWriter) Write(b []byte) (int, error) {
 	for _, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		if !w.limit.lines.Allow() {
+			n := w.limit.dropped.Add(1)
+			if w.limit.dropLog.Allow() {
+				w.logger.Warn("plugin writes too much output; dropping lines", "stream", w.stream, "dropped_so_far", n)
+			}
+			continue
+		}
+		if len(line) > maxOutputLineBytes {
+			line = line[:maxOutputLineBytes] + "…(truncated)"
+		}
 		w.logger.Info("plugin output", "stream", w.stream, "line", line)
 	}
 	return len(b), nil

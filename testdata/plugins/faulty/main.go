@@ -39,6 +39,7 @@ var tools = []abi.Tool{
 	{Name: "read_file", Description: "Reads the file at `text` (attack test: it must get only what allowed_paths grants).", InputSchema: anyObject},
 	{Name: "list_dir", Description: "Lists the directory at `text`.", InputSchema: anyObject},
 	{Name: "fetch", Description: "GETs the URL `text` through the host's http_request (attack test: only allowed_hosts).", InputSchema: anyObject},
+	{Name: "stdout_flood", Description: "Writes 100000 lines to stdout (the host must keep its log bounded).", InputSchema: anyObject},
 	{Name: "flood", Description: "Sends 5000 log messages to the client through notify_logging_message (the host must rate-limit them).", InputSchema: anyObject},
 	{Name: "getenv", Description: "Returns the environment variable named `text` (attack test: only what env grants).", InputSchema: anyObject},
 	{Name: "echo", Description: "Returns the text it is given, to show the plugin still works after a fault.",
@@ -123,6 +124,11 @@ func callTool() int32 {
 			return output(abi.CallToolResult{IsError: true, Content: []abi.Content{{Type: "text", Text: "fetch: " + resp.Error}}})
 		}
 		return text(string(resp.Body))
+	case "stdout_flood":
+		for i := range 100000 {
+			fmt.Println("stdout flood line", i)
+		}
+		return text("flooded stdout")
 	case "flood":
 		for i := range 5000 {
 			msg, _ := pdk.AllocateJSON(map[string]any{"level": "error", "data": fmt.Sprint("flood ", i)})
