@@ -100,6 +100,11 @@ type PluginInfo struct {
 	Resources []string
 	Templates []string
 	Prompts   []string
+	// Grants lists what the config grants the plugin beyond the default
+	// sandbox, one line each ("network: api.example.com", …).
+	Grants []string
+	// Limits sums up the plugin's limits.
+	Limits string
 }
 
 // New loads every plugin of cfg (in parallel) and registers what each
@@ -294,6 +299,48 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 	return lp, nil
 }
 
+// grants describes what a plugin's config grants it, and its limits.
+func grants(pc config.Plugin) []string {
+	var g []string
+	if len(pc.AllowedHosts) > 0 {
+		line := "network: " + strings.Join(pc.AllowedHosts, ", ")
+		if pc.AllowPrivateNetwork {
+			line += " (private networks too)"
+		}
+		g = append(g, line)
+	}
+	for hostDir, guest := range pc.AllowedPaths {
+		g = append(g, fmt.Sprintf("files: %s as %s (read-only)", hostDir, guest))
+	}
+	if len(pc.Env) > 0 {
+		g = append(g, "environment: "+strings.Join(pc.Env, ", "))
+	}
+	if len(pc.Config) > 0 {
+		keys := make([]string, 0, len(pc.Config))
+		for k := range pc.Config {
+			keys = append(keys, k)
+		}
+		g = append(g, "config keys: "+strings.Join(sorted(keys), ", "))
+	}
+	sort.Strings(g)
+	if len(g) == 0 {
+		g = append(g, "nothing beyond the sandbox (no network, files, environment or config)")
+	}
+	return g
+}
+
+// limits sums up a plugin's limits.
+func limits(pc config.Plugin) string {
+	l := fmt.Sprintf("%s per call, %d MiB memory, %d KiB output", pc.Timeout, pc.MemoryMB, pc.MaxOutputKB)
+	if pc.MaxCallsPerSecond > 0 {
+		l += fmt.Sprintf(", %g calls/s", pc.MaxCallsPerSecond)
+	}
+	if pc.SHA256 != "" {
+		l += ", sha256 pinned"
+	}
+	return l
+}
+
 // countInFlight is a receiving middleware that counts requests (not
 // notifications) being handled.
 func (h *Host) countInFlight(next mcp.MethodHandler) mcp.MethodHandler {
@@ -374,6 +421,7 @@ func (h *Host) Plugins() []PluginInfo {
 		infos = append(infos, PluginInfo{
 			Name: lp.cfg.Name, Path: lp.cfg.Path, ABIVersion: lp.plugin.ABIVersion(), Flavor: string(lp.plugin.Flavor()),
 			Tools: sorted(tools), Resources: sorted(resources), Templates: sorted(templates), Prompts: sorted(prompts),
+			Grants: grants(lp.cfg), Limits: limits(lp.cfg),
 		})
 	}
 	return infos

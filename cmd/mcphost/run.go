@@ -232,6 +232,10 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fmt.Fprintf(stdout, "%s: ok, %d plugin(s)\n", cfg.Path, len(plugins))
 	for _, p := range plugins {
 		fmt.Fprintf(stdout, "  %s (%s abi v%d, %s)\n", p.Name, p.Flavor, p.ABIVersion, p.Path)
+		for _, g := range p.Grants {
+			fmt.Fprintf(stdout, "    grants %s\n", g)
+		}
+		fmt.Fprintf(stdout, "    limits %s\n", p.Limits)
 		for _, kind := range []struct {
 			name  string
 			items []string

@@ -66,7 +66,8 @@ func TestValidateGoodConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("validate: %v", err)
 	}
-	if !strings.Contains(out, "ok, 1 plugin(s)") || !strings.Contains(out, "4 tools: add, echo, fail, greet") {
+	if !strings.Contains(out, "ok, 1 plugin(s)") || !strings.Contains(out, "4 tools: add, echo, fail, greet") ||
+		!strings.Contains(out, "grants nothing beyond the sandbox") || !strings.Contains(out, "limits 30s per call") {
 		t.Errorf("validate output = %q", out)
 	}
 }
