@@ -48,7 +48,7 @@ type started struct {
 
 // start loads cfgText (with {hello} and {faulty} replaced by the paths of
 // freshly built plugins), and connects a go-sdk client to the host.
-func start(t *testing.T, cfgText string) *started {
+func start(t testing.TB, cfgText string) *started {
 	t.Helper()
 	ctx := t.Context()
 	cfgText = strings.NewReplacer(
