@@ -48,7 +48,7 @@ func loadEverything(b *testing.B, instances int) *plugin.Plugin {
 		MaxInstances:   instances,
 		MaxOutputBytes: 4 << 20,
 		CacheDir:       benchCacheDir(b),
-		HostFunctions:  hostfn.Functions("everything", hclog.NewNullLogger(), nopNotifier{}),
+		HostFunctions:  hostfn.Functions("everything", hclog.NewNullLogger(), nopNotifier{}, nil),
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -188,7 +188,7 @@ func BenchmarkExtismFloor(b *testing.B) {
 			RuntimeConfig: wazero.NewRuntimeConfig().WithCloseOnContextDone(true).WithCompilationCache(cache).
 				WithMemoryLimitPages(128 * 16).WithMemoryCapacityFromMax(true),
 			EnableWasi: true,
-		}, hostfn.Functions("everything", hclog.NewNullLogger(), nopNotifier{}))
+		}, hostfn.Functions("everything", hclog.NewNullLogger(), nopNotifier{}, nil))
 	if err != nil {
 		b.Fatal(err)
 	}
