@@ -303,11 +303,11 @@ func (p *Plugin) Call(ctx context.Context, export string, input []byte) ([]byte,
 	return out, err
 }
 
-// call runs one call on a pooled instance.
+// call runs one call on a pooled instance. The plugin's timeout bounds
+// the call itself; waiting for an instance (or creating one) is bounded by
+// the caller's context, so a slow instantiation under load does not eat a
+// short deadline.
 func (p *Plugin) call(ctx context.Context, export string, input []byte) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
-
 	fn, input, err := p.adapt(export, input)
 	if err != nil {
 		return nil, &CallError{Plugin: p.name, Export: export, Kind: KindPluginError, Err: err}
@@ -316,6 +316,8 @@ func (p *Plugin) call(ctx context.Context, export string, input []byte) ([]byte,
 	if err != nil {
 		return nil, p.failure(ctx, export, fmt.Errorf("waiting for a free instance: %w", err))
 	}
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
 	rc, out, err := inst.CallWithContext(ctx, fn, input)
 	if err != nil {
 		// A plugin-reported error leaves the instance usable; anything else

@@ -16,21 +16,30 @@ var errPoolClosed = errors.New("plugin is closed")
 // instances exist at once; a caller waiting for one respects its context.
 // An instance is reused only when the call on it ended cleanly; one that
 // trapped, timed out or was cancelled is closed and later replaced.
+//
+// A discarded instance is replaced in the background, so that the next
+// call finds a warm one instead of paying for instantiation.
 type pool struct {
 	slots       chan struct{}
 	newInstance func(ctx context.Context) (*extism.Plugin, error)
 
-	mu     sync.Mutex
-	idle   []*extism.Plugin
-	closed bool
-	done   chan struct{} // closed by close()
+	mu      sync.Mutex
+	idle    []*extism.Plugin
+	closed  bool
+	done    chan struct{} // closed by close()
+	refills sync.WaitGroup
+	ctx     context.Context // ends when the pool closes
+	cancel  context.CancelFunc
 }
 
 func newPool(size int, newInstance func(ctx context.Context) (*extism.Plugin, error)) *pool {
+	ctx, cancel := context.WithCancel(context.Background())
 	return &pool{
 		slots:       make(chan struct{}, size),
 		newInstance: newInstance,
 		done:        make(chan struct{}),
+		ctx:         ctx,
+		cancel:      cancel,
 	}
 }
 
@@ -73,10 +82,29 @@ func (p *pool) put(inst *extism.Plugin, healthy bool) {
 		p.idle = append(p.idle, inst)
 		p.mu.Unlock()
 	} else {
+		if !p.closed {
+			p.refills.Go(p.refill)
+		}
 		p.mu.Unlock()
 		_ = inst.Close(context.Background())
 	}
 	<-p.slots
+}
+
+// refill creates an instance for the idle list, replacing a discarded one.
+func (p *pool) refill() {
+	inst, err := p.newInstance(p.ctx)
+	if err != nil {
+		return // the next call creates one, and reports why it cannot
+	}
+	p.mu.Lock()
+	if p.closed || len(p.idle) >= cap(p.slots) {
+		p.mu.Unlock()
+		_ = inst.Close(context.Background())
+		return
+	}
+	p.idle = append(p.idle, inst)
+	p.mu.Unlock()
 }
 
 // close stops handing out instances, waits (bounded by ctx) until every
@@ -88,6 +116,8 @@ func (p *pool) close(ctx context.Context) error {
 		close(p.done)
 	}
 	p.mu.Unlock()
+	p.cancel()
+	p.refills.Wait()
 	// Take every slot: once we hold them all, no call is running.
 	var err error
 	taken := 0
