@@ -19,6 +19,7 @@ import (
 // changed afterwards, so requests read it without locks; a reload builds a
 // new one and swaps it in.
 type catalog struct {
+	plugins   []*loadedPlugin // serving, in config order
 	tools     map[string]toolEntry
 	resources map[string]resourceEntry
 	templates map[string]templateEntry
@@ -52,6 +53,7 @@ type promptEntry struct {
 // Items in held are left out (see vet).
 func buildCatalog(plugins []*loadedPlugin, logger hclog.Logger, held held) *catalog {
 	c := &catalog{
+		plugins:   plugins,
 		tools:     map[string]toolEntry{},
 		resources: map[string]resourceEntry{},
 		templates: map[string]templateEntry{},

@@ -29,6 +29,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/host/internal/audit"
 	"github.com/mcphost/mcphost/host/internal/config"
 	"github.com/mcphost/mcphost/host/internal/egress"
 	"github.com/mcphost/mcphost/host/internal/hostfn"
@@ -53,6 +54,9 @@ type Options struct {
 	// SkipBrokenPlugins makes New log a plugin that fails to load and go on
 	// without it, instead of failing.
 	SkipBrokenPlugins bool
+	// Stderr is where an audit log configured as "stderr" goes (default
+	// os.Stderr).
+	Stderr io.Writer
 	// Network, if set, replaces the resolver and dialer behind plugins'
 	// granted HTTP requests (for tests, or to route through something of
 	// the embedder's). Grants and address checks apply all the same.
@@ -73,6 +77,10 @@ type Host struct {
 	// cacheDir holds wazero's on-disk compilation cache ("" for none).
 	cacheDir string
 
+	// settings is the [server] table as started: reloads never change it,
+	// so it is read without a lock.
+	settings config.Server
+
 	// reloadMu serializes reloads; it guards cfg and plugins.
 	reloadMu sync.Mutex
 	cfg      *Config
@@ -81,6 +89,12 @@ type Host struct {
 	catalog  atomic.Pointer[catalog]
 	inflight atomic.Int64   // MCP requests being handled, for graceful shutdown
 	retiring sync.WaitGroup // old generations waiting for their last call
+
+	metrics        *metrics
+	audit          *audit.Log // nil: no audit log
+	auditArguments bool
+	// draining is set once shutdown begins: /readyz reports unready.
+	draining atomic.Bool
 
 	// relist receives the list changes plugins announce.
 	relist chan announcement
@@ -122,7 +136,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 	// logger can be attached, and that would go to the process's stderr.
 	extism.SetLogLevel(extism.LogLevelDebug)
 
-	h := &Host{cfg: cfg, logger: logger, relist: make(chan announcement, 16), done: make(chan struct{})}
+	h := &Host{cfg: cfg, settings: cfg.Server, logger: logger, relist: make(chan announcement, 16), done: make(chan struct{})}
 	if opts.Network != nil {
 		h.network = &egress.Network{Resolve: opts.Network.Resolve, Dial: opts.Network.Dial}
 	}
@@ -172,7 +186,22 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 			c.TTLMs = int(cfg.Server.ListTTL.Milliseconds())
 		},
 	})
-	h.server.AddReceivingMiddleware(toolErrorsFromInputRequests, h.countInFlight)
+	h.metrics = newMetrics(h)
+	if cfg.Server.Audit.File != "" {
+		stderr := opts.Stderr
+		if stderr == nil {
+			stderr = os.Stderr
+		}
+		log, err := audit.Open(cfg.Server.Audit.File, stderr)
+		if err != nil {
+			for _, lp := range h.plugins {
+				_ = lp.plugin.Close(context.WithoutCancel(ctx))
+			}
+			return nil, err
+		}
+		h.audit, h.auditArguments = log, cfg.Server.Audit.Arguments
+	}
+	h.server.AddReceivingMiddleware(toolErrorsFromInputRequests, h.observe, h.countInFlight)
 	hold, problems := h.vet(h.plugins, cfg.Server.LockFile)
 	for _, p := range problems {
 		logger.Error("lock file", "error", p)
@@ -458,6 +487,11 @@ func (h *Host) Close(ctx context.Context) error {
 		}
 	}
 	h.retiring.Wait()
+	if h.audit != nil {
+		if err := h.audit.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close audit log: %w", err))
+		}
+	}
 	return errors.Join(errs...)
 }
 

@@ -24,9 +24,7 @@ const MCPPath = "/mcp"
 // this is what stops a web page from reaching a local server through DNS
 // rebinding.
 func (h *Host) HTTPHandler(listenAddr string) http.Handler {
-	h.reloadMu.Lock()
-	settings := h.cfg.Server
-	h.reloadMu.Unlock()
+	settings := h.settings
 	opts := &mcp.StreamableHTTPOptions{
 		Stateless:      settings.Stateless,
 		SessionTimeout: settings.SessionTimeout,
@@ -41,6 +39,9 @@ func (h *Host) HTTPHandler(listenAddr string) http.Handler {
 	guard := newOriginGuard(listenAddr, settings.AllowedOrigins)
 	mux := http.NewServeMux()
 	mux.Handle(MCPPath, guard.wrap(mcpHandler))
+	if settings.Metrics.Listen == "" {
+		h.addOps(mux)
+	}
 	return mux
 }
 
@@ -108,6 +109,13 @@ func (h *Host) ServeHTTP(ctx context.Context, ln net.Listener, grace time.Durati
 	case err := <-errc:
 		return fmt.Errorf("serve HTTP on %s: %w", ln.Addr(), err)
 	case <-ctx.Done():
+	}
+	h.draining.Store(true)
+	if delay := h.settings.DrainDelay; delay > 0 {
+		// Keep serving while /readyz says unready, so a load balancer's
+		// health check moves new requests elsewhere first.
+		h.logger.Info("draining: /readyz reports unready; still serving", "for", delay)
+		time.Sleep(delay)
 	}
 	h.logger.Info("shutting down: no new connections; waiting for requests in flight", "grace", grace, "in_flight", h.inflight.Load())
 	graceCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)

@@ -44,6 +44,7 @@ func (h *Host) reload(ctx context.Context, announced map[string]map[string]bool)
 		next, err := config.Load(cfg.Path)
 		if err != nil {
 			err = fmt.Errorf("reload: config not applied, still serving the previous one: %w", err)
+			h.metrics.reloads.WithLabelValues("failed").Inc()
 			h.reportError(ctx, err)
 			return err
 		}
@@ -112,6 +113,11 @@ func (h *Host) reload(ctx context.Context, announced map[string]map[string]bool)
 		h.reportError(ctx, err)
 	}
 	h.logger.Debug("reload done", "took", time.Since(began), "plugins", len(next), "failed", len(failures))
+	if len(failures) > 0 {
+		h.metrics.reloads.WithLabelValues("failed").Inc()
+	} else {
+		h.metrics.reloads.WithLabelValues("ok").Inc()
+	}
 	return errors.Join(failures...)
 }
 

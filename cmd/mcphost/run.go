@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -142,12 +143,20 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		cfg.Server.Stateless = true
 	}
 
-	h, err := host.New(ctx, cfg, host.Options{Logger: logger, Version: buildVersion(), SkipBrokenPlugins: true})
+	h, err := host.New(ctx, cfg, host.Options{Logger: logger, Version: buildVersion(), SkipBrokenPlugins: true, Stderr: stderr})
 	if err != nil {
 		return err
 	}
 	stopHUP := reloadOnSIGHUP(ctx, h, logger)
 	defer stopHUP()
+	if addr := cfg.Server.Metrics.Listen; addr != "" {
+		stopOps, err := serveOps(ctx, h, addr, logger)
+		if err != nil {
+			_ = h.Close(context.WithoutCancel(ctx))
+			return err
+		}
+		defer stopOps()
+	}
 	var serveErr error
 	if cfg.Server.Transport == "http" {
 		serveErr = serveHTTP(ctx, h, cfg, logger, stderr)
@@ -191,6 +200,32 @@ func reloadOnSIGHUP(ctx context.Context, h *host.Host, logger hclog.Logger) (sto
 		close(done)
 		<-finished
 	}
+}
+
+// serveOps serves /metrics, /healthz and /readyz on addr of their own until
+// the returned stop function is called.
+func serveOps(ctx context.Context, h *host.Host, addr string, logger hclog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("[server.metrics] listen on %s: %w", addr, err)
+	}
+	srv := &http.Server{
+		Handler:           h.OpsHandler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	logger.Info("serving metrics and health checks", "url", "http://"+ln.Addr().String()+"/metrics")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("metrics listener", "error", err)
+		}
+	}()
+	return func() {
+		_ = srv.Close()
+		<-done
+	}, nil
 }
 
 // serveHTTP listens on the configured address and serves until ctx ends

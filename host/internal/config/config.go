@@ -73,6 +73,33 @@ type Server struct {
 	// LockFile records what each plugin offered when it was accepted
 	// (default: beside the config, named after it with .lock); "" is off.
 	LockFile string
+	// DrainDelay is how long, after SIGTERM, the HTTP server keeps serving
+	// with /readyz reporting unready, so a load balancer's health check can
+	// take it out of rotation before it stops accepting connections.
+	DrainDelay time.Duration
+	// Metrics configures the Prometheus /metrics endpoint ([server.metrics]).
+	Metrics Metrics
+	// Audit configures the audit log ([server.audit]).
+	Audit Audit
+}
+
+// Metrics is the [server.metrics] table.
+type Metrics struct {
+	// Enabled serves /metrics in the Prometheus text format.
+	Enabled bool
+	// Listen, if set, serves /metrics (and /healthz, /readyz) on this
+	// address instead of on the MCP listener.
+	Listen string
+}
+
+// Audit is the [server.audit] table.
+type Audit struct {
+	// File receives one JSON line per tool call, resource read and prompt
+	// get ("" is off; "stderr" writes to the process's stderr).
+	File string
+	// Arguments adds the call's arguments to each line (off by default:
+	// arguments may hold personal data or secrets).
+	Arguments bool
 }
 
 // Defaults for the [server] table.
@@ -141,6 +168,15 @@ type fileConfig struct {
 		SessionTimeout string   `toml:"session_timeout"`
 		Watch          *bool    `toml:"watch"`
 		LockFile       *string  `toml:"lock_file"`
+		DrainDelay     string   `toml:"drain_delay"`
+		Metrics        struct {
+			Enabled bool   `toml:"enabled"`
+			Listen  string `toml:"listen"`
+		} `toml:"metrics"`
+		Audit struct {
+			File      string `toml:"file"`
+			Arguments bool   `toml:"arguments"`
+		} `toml:"audit"`
 	} `toml:"server"`
 	Plugins []filePlugin `toml:"plugin"`
 }
@@ -166,7 +202,10 @@ type filePlugin struct {
 }
 
 var knownKeys = map[string][]string{
-	"server": {"name", "log_level", "cache_dir", "transport", "listen", "stateless", "page_size", "list_ttl", "allowed_origins", "session_timeout", "watch", "lock_file"},
+	"server": {"name", "log_level", "cache_dir", "transport", "listen", "stateless", "page_size", "list_ttl",
+		"allowed_origins", "session_timeout", "watch", "lock_file", "drain_delay", "metrics", "audit", "auth"},
+	"server.metrics": {"enabled", "listen"},
+	"server.audit":   {"file", "arguments"},
 	"plugin": {"name", "path", "timeout", "memory_mb", "max_instances", "max_output_kb", "config", "prefix",
 		"sha256", "env", "allowed_paths", "allowed_hosts", "allow_private_network",
 		"max_calls_per_second", "breaker_failures", "breaker_cooldown", "on_change"},
@@ -247,6 +286,9 @@ func Parse(path string, data []byte) (*Config, error) {
 	default:
 		cfg.Server.LockFile = filepath.Join(filepath.Dir(absPath), *fc.Server.LockFile)
 	}
+	if f := cfg.Server.Audit.File; f != "" && f != "stderr" && !filepath.IsAbs(f) {
+		cfg.Server.Audit.File = filepath.Join(filepath.Dir(absPath), f)
+	}
 	if cfg.Server.CacheDir != "" && cfg.Server.CacheDir != "off" && !filepath.IsAbs(cfg.Server.CacheDir) {
 		cfg.Server.CacheDir = filepath.Join(filepath.Dir(absPath), cfg.Server.CacheDir)
 	}
@@ -315,6 +357,22 @@ func convertServer(path string, fc fileConfig, s *Server) []error {
 	}
 	s.ListTTL = parseDuration("list_ttl", fs.ListTTL, 0, true)
 	s.SessionTimeout = parseDuration("session_timeout", fs.SessionTimeout, DefaultSessionTimeout, false)
+	s.DrainDelay = parseDuration("drain_delay", fs.DrainDelay, 0, true)
+	s.Metrics.Enabled = fs.Metrics.Enabled
+	s.Metrics.Listen = fs.Metrics.Listen
+	if s.Metrics.Listen != "" {
+		if _, _, err := net.SplitHostPort(s.Metrics.Listen); err != nil {
+			problems = append(problems, fmt.Errorf("%s: [server.metrics] listen: %q is not host:port (e.g. \"127.0.0.1:9464\")", path, fs.Metrics.Listen))
+		}
+		if !s.Metrics.Enabled {
+			problems = append(problems, fmt.Errorf("%s: [server.metrics] listen is set but enabled is not true", path))
+		}
+	}
+	s.Audit.File = fs.Audit.File
+	s.Audit.Arguments = fs.Audit.Arguments
+	if s.Audit.Arguments && s.Audit.File == "" {
+		problems = append(problems, fmt.Errorf("%s: [server.audit] arguments = true needs file to be set", path))
+	}
 	for _, o := range fs.AllowedOrigins {
 		u, err := url.Parse(o)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
@@ -476,11 +534,12 @@ func unknownKeyError(path string, lines []string, key toml.Key) error {
 	table := "top level"
 	known := []string{"server", "plugin"}
 	if len(key) > 1 {
-		table = "[" + key[0] + "]"
+		name := strings.Join(key[:len(key)-1], ".")
+		table = "[" + name + "]"
 		if key[0] == "plugin" {
-			table = "[[plugin]]"
+			name, table = "plugin", "[[plugin]]"
 		}
-		known = knownKeys[key[0]]
+		known = knownKeys[name]
 	}
 	loc := path
 	if line > 0 {

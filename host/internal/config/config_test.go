@@ -13,6 +13,14 @@ func TestParseFullConfig(t *testing.T) {
 [server]
 name = "my-host"
 log_level = "DEBUG"
+drain_delay = "3s"
+
+[server.metrics]
+enabled = true
+listen = "127.0.0.1:9464"
+
+[server.audit]
+file = "audit.jsonl"
 
 [[plugin]]
 name = "hello"
@@ -32,6 +40,12 @@ path = "/opt/abs.wasm"
 	}
 	if cfg.Server.Name != "my-host" || cfg.Server.LogLevel != "debug" {
 		t.Errorf("server = %+v", cfg.Server)
+	}
+	if !cfg.Server.Metrics.Enabled || cfg.Server.Metrics.Listen != "127.0.0.1:9464" || cfg.Server.DrainDelay != 3*time.Second {
+		t.Errorf("metrics, drain_delay = %+v, %v", cfg.Server.Metrics, cfg.Server.DrainDelay)
+	}
+	if cfg.Server.Audit.File != "/etc/mcphost/audit.jsonl" || cfg.Server.Audit.Arguments {
+		t.Errorf("audit = %+v, want the file beside the config and no arguments", cfg.Server.Audit)
 	}
 	if len(cfg.Plugins) != 2 {
 		t.Fatalf("plugins = %+v", cfg.Plugins)
@@ -72,6 +86,11 @@ func TestParseErrorsNameTheProblem(t *testing.T) {
 		{"wrong type", "[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\nmemory_mb = \"big\"\n", []string{"x.toml", "memory_mb"}},
 		{"bad log level", "[server]\nlog_level = \"loud\"\n", []string{"log_level", `"loud"`}},
 		{"toml syntax", "[[plugin]\nname = \"a\"\n", []string{"x.toml:", "delimiter"}},
+		{"unknown metrics key", "[server.metrics]\nenable = true\n", []string{"x.toml:2", `unknown key "enable"`, "[server.metrics]", "enabled, listen"}},
+		{"metrics listen without enabled", "[server.metrics]\nlisten = \"127.0.0.1:9464\"\n", []string{"[server.metrics]", "enabled is not true"}},
+		{"metrics listen not host:port", "[server.metrics]\nenabled = true\nlisten = \"9464\"\n", []string{"[server.metrics] listen", "not host:port"}},
+		{"audit arguments without file", "[server.audit]\narguments = true\n", []string{"[server.audit]", "needs file"}},
+		{"bad drain delay", "[server]\ndrain_delay = \"soon\"\n", []string{"drain_delay", "not a duration"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse("x.toml", []byte(tc.text))

@@ -376,6 +376,12 @@ func (p *Plugin) failure(ctx context.Context, export string, err error) error {
 	return ce
 }
 
+// InstanceStats reports the plugin's instances: in use by a call, idle and
+// warm, and the most that may exist at once (max_instances).
+func (p *Plugin) InstanceStats() (inUse, idle, capacity int) {
+	return p.pool.stats()
+}
+
 // Close waits (bounded by ctx) for running calls to end and frees the
 // plugin's runtime.
 func (p *Plugin) Close(ctx context.Context) error {

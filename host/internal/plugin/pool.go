@@ -142,3 +142,11 @@ func (p *pool) close(ctx context.Context) error {
 	}
 	return err
 }
+
+// stats reports how many instances are in use, idle, and the cap.
+func (p *pool) stats() (inUse, idle, capacity int) {
+	p.mu.Lock()
+	idle = len(p.idle)
+	p.mu.Unlock()
+	return len(p.slots), idle, cap(p.slots)
+}

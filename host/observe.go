@@ -1,0 +1,256 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/mcphost/mcphost/host/internal/audit"
+)
+
+// metrics are the host's Prometheus metrics, on a registry of the host's
+// own (no process-wide state: two hosts in one process do not mix).
+type metrics struct {
+	registry *prometheus.Registry
+	calls    *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	reloads  *prometheus.CounterVec
+	sessions prometheus.Counter
+}
+
+func newMetrics(h *Host) *metrics {
+	m := &metrics{
+		registry: prometheus.NewRegistry(),
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcphost_calls_total",
+			Help: "Calls into plugins by method (tools/call, resources/read, prompts/get, completion/complete), plugin, tool or prompt name, and outcome (ok, tool_error, error, denied, cancelled).",
+		}, []string{"method", "plugin", "name", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "mcphost_call_duration_seconds",
+			Help:    "How long calls into plugins took, from the request reaching the host to its result.",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"method", "plugin", "name"}),
+		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcphost_reloads_total",
+			Help: "Reloads of the config and plugins, by result (ok, failed: something was not applied).",
+		}, []string{"result"}),
+		sessions: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mcphost_sessions_started_total",
+			Help: "MCP sessions initialized.",
+		}),
+	}
+	m.registry.MustRegister(m.calls, m.duration, m.reloads, m.sessions, &hostCollector{h: h},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// hostCollector reports, at scrape time, what is true now: sessions open,
+// and each plugin's instances.
+type hostCollector struct{ h *Host }
+
+var (
+	sessionsDesc = prometheus.NewDesc("mcphost_sessions_open",
+		"MCP sessions open now.", nil, nil)
+	instancesDesc = prometheus.NewDesc("mcphost_plugin_instances",
+		"Plugin instances by state: in_use (running a call), idle (warm, waiting for one).", []string{"plugin", "state"}, nil)
+	instancesMaxDesc = prometheus.NewDesc("mcphost_plugin_instances_max",
+		"The most instances a plugin may have at once (max_instances).", []string{"plugin"}, nil)
+	pluginsDesc = prometheus.NewDesc("mcphost_plugins_loaded",
+		"Plugins serving now.", nil, nil)
+)
+
+// Describe implements prometheus.Collector.
+func (c *hostCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- sessionsDesc
+	ch <- instancesDesc
+	ch <- instancesMaxDesc
+	ch <- pluginsDesc
+}
+
+// Collect implements prometheus.Collector.
+func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
+	open := 0
+	for range c.h.server.Sessions() {
+		open++
+	}
+	ch <- prometheus.MustNewConstMetric(sessionsDesc, prometheus.GaugeValue, float64(open))
+	cat := c.h.catalog.Load()
+	ch <- prometheus.MustNewConstMetric(pluginsDesc, prometheus.GaugeValue, float64(len(cat.plugins)))
+	for _, lp := range cat.plugins {
+		inUse, idle, capacity := lp.plugin.InstanceStats()
+		ch <- prometheus.MustNewConstMetric(instancesDesc, prometheus.GaugeValue, float64(inUse), lp.cfg.Name, "in_use")
+		ch <- prometheus.MustNewConstMetric(instancesDesc, prometheus.GaugeValue, float64(idle), lp.cfg.Name, "idle")
+		ch <- prometheus.MustNewConstMetric(instancesMaxDesc, prometheus.GaugeValue, float64(capacity), lp.cfg.Name)
+	}
+}
+
+// observedMethods are the requests that reach a plugin; observe counts,
+// times and audits them.
+var observedMethods = map[string]bool{
+	"tools/call":          true,
+	"resources/read":      true,
+	"prompts/get":         true,
+	"completion/complete": true,
+}
+
+// observe is a receiving middleware: metrics and the audit log for every
+// request that reaches a plugin, and a count of sessions started.
+func (h *Host) observe(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "notifications/initialized" {
+			h.metrics.sessions.Inc()
+		}
+		if !observedMethods[method] {
+			return next(ctx, method, req)
+		}
+		began := time.Now()
+		name, args := requestTarget(req)
+		pluginName := h.catalog.Load().servedBy(method, req)
+		res, err := next(ctx, method, req)
+		took := time.Since(began)
+
+		outcome, message := outcomeOf(ctx, res, err)
+		h.metrics.calls.WithLabelValues(method, pluginName, metricName(method, name), outcome).Inc()
+		h.metrics.duration.WithLabelValues(method, pluginName, metricName(method, name)).Observe(took.Seconds())
+		if h.audit != nil {
+			e := audit.Entry{
+				Time: began.UTC(), Method: method, Plugin: pluginName, Name: name,
+				Outcome: outcome, DurationMS: float64(took.Microseconds()) / 1000, Error: message,
+			}
+			if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
+				e.Subject = extra.TokenInfo.UserID
+			}
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+				e.Session = ss.ID()
+				if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
+					e.Client = p.ClientInfo.Name
+				}
+			}
+			if h.auditArguments {
+				e.Arguments = args
+			}
+			if err := h.audit.Write(e); err != nil {
+				h.logger.Error("audit log", "error", err)
+			}
+		}
+		return res, err
+	}
+}
+
+// metricName is the name label of a call: resource URIs are left out, as
+// templates make them unbounded.
+func metricName(method, name string) string {
+	if method == "resources/read" {
+		return ""
+	}
+	return name
+}
+
+// requestTarget returns what a request names (tool, prompt, resource URI or
+// completion reference) and its arguments as JSON.
+func requestTarget(req mcp.Request) (name string, args json.RawMessage) {
+	switch r := req.(type) {
+	case *mcp.CallToolRequest:
+		return r.Params.Name, r.Params.Arguments
+	case *mcp.GetPromptRequest:
+		b, _ := json.Marshal(r.Params.Arguments)
+		return r.Params.Name, b
+	case *mcp.ReadResourceRequest:
+		return r.Params.URI, nil
+	case *mcp.CompleteRequest:
+		if r.Params.Ref == nil {
+			return "", nil
+		}
+		b, _ := json.Marshal(r.Params.Argument)
+		return r.Params.Ref.Name + r.Params.Ref.URI, b
+	}
+	return "", nil
+}
+
+// outcomeOf classifies a request's result for metrics and the audit log.
+func outcomeOf(ctx context.Context, res mcp.Result, err error) (outcome, message string) {
+	switch {
+	case err != nil && (ctx.Err() != nil || errors.Is(err, context.Canceled)):
+		return "cancelled", err.Error()
+	case errors.Is(err, errInsufficientScope):
+		return "denied", err.Error()
+	case err != nil:
+		return "error", err.Error()
+	}
+	if r, ok := res.(*mcp.CallToolResult); ok && r.IsError {
+		for _, c := range r.Content {
+			if t, ok := c.(*mcp.TextContent); ok {
+				return "tool_error", t.Text
+			}
+		}
+		return "tool_error", ""
+	}
+	return "ok", ""
+}
+
+// servedBy names the plugin that serves req in this catalog ("" for none).
+func (c *catalog) servedBy(method string, req mcp.Request) string {
+	var lp *loadedPlugin
+	switch r := req.(type) {
+	case *mcp.CallToolRequest:
+		lp = c.tools[r.Params.Name].plugin
+	case *mcp.GetPromptRequest:
+		lp = c.prompts[r.Params.Name].plugin
+	case *mcp.ReadResourceRequest:
+		lp, _ = c.lookupResource(r.Params.URI)
+	case *mcp.CompleteRequest:
+		if ref := r.Params.Ref; ref != nil {
+			if ref.Type == "ref/prompt" {
+				lp = c.prompts[ref.Name].plugin
+			} else {
+				lp, _ = c.lookupResource(ref.URI)
+			}
+		}
+	}
+	if lp == nil {
+		return ""
+	}
+	return lp.cfg.Name
+}
+
+// OpsHandler serves the operational endpoints: /healthz (the process
+// serves), /readyz (plugins are loaded and the host is not draining), and,
+// when [server.metrics] enabled is set, /metrics in the Prometheus text
+// format.
+func (h *Host) OpsHandler() http.Handler {
+	mux := http.NewServeMux()
+	h.addOps(mux)
+	return mux
+}
+
+func (h *Host) addOps(mux *http.ServeMux) {
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if h.draining.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte("draining\n"))
+			return
+		}
+		n := len(h.catalog.Load().plugins)
+		_, _ = w.Write([]byte("ready: " + strconv.Itoa(n) + " plugins\n"))
+	})
+	if h.settings.Metrics.Enabled {
+		mux.Handle("GET /metrics", promhttp.HandlerFor(h.metrics.registry, promhttp.HandlerOpts{}))
+	}
+}
+
+// errInsufficientScope marks a request refused because the caller's token
+// lacks a scope the tool needs.
+var errInsufficientScope = errors.New("insufficient scope")
