@@ -40,6 +40,9 @@ type Tool struct {
 	PluginName string
 	// Input validates arguments before the plugin sees them.
 	Input *jsonschema.Resolved
+	// Output, when the tool declares an outputSchema, validates the
+	// structuredContent of its successful results.
+	Output *jsonschema.Resolved
 }
 
 // validToolName follows the MCP tool-name rules (2025-11-25): 1 to 128
@@ -129,12 +132,13 @@ func ListTools(ctx context.Context, p Caller) ([]Tool, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: tool %q: inputSchema: %w", abi.ExportListTools, t.Name, err)
 		}
+		var output *jsonschema.Resolved
 		if t.OutputSchema != nil {
-			if _, err := resolveSchema(t.OutputSchema); err != nil {
+			if output, err = resolveSchema(t.OutputSchema); err != nil {
 				return nil, fmt.Errorf("%s: tool %q: outputSchema: %w", abi.ExportListTools, t.Name, err)
 			}
 		}
-		tools = append(tools, Tool{MCP: t, PluginName: t.Name, Input: resolved})
+		tools = append(tools, Tool{MCP: t, PluginName: t.Name, Input: resolved, Output: output})
 	}
 	return tools, nil
 }
@@ -211,7 +215,26 @@ func CallTool(ctx context.Context, p Caller, tool Tool, req *mcp.CallToolRequest
 		// an empty list.
 		res.Content = nil
 	}
+	if err == nil && !res.IsError && len(res.InputRequests) == 0 && tool.Output != nil {
+		if err := checkStructured(tool, res.StructuredContent); err != nil {
+			return nil, RPCError(fmt.Errorf("plugin %q: %w", p.Name(), err))
+		}
+	}
 	return res, err
+}
+
+// checkStructured checks a successful result's structuredContent against
+// the outputSchema the tool declared: the specification makes conforming
+// a server's duty, so a plugin that breaks its own promise fails the call
+// instead of handing the client data its schema says cannot occur.
+func checkStructured(tool Tool, structured any) error {
+	if structured == nil {
+		return fmt.Errorf("tool %q declares an outputSchema but its result has no structuredContent", tool.MCP.Name)
+	}
+	if err := tool.Output.Validate(structured); err != nil {
+		return fmt.Errorf("tool %q: structuredContent does not match its outputSchema: %w", tool.MCP.Name, err)
+	}
+	return nil
 }
 
 // invoke calls export with request in the ABI envelope and decodes the

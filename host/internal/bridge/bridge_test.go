@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // fakeCaller answers every export with a fixed output: it stands for a
@@ -48,6 +50,34 @@ func TestListToolsRefusesWhatAPluginShouldNotOffer(t *testing.T) {
 		}
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%.60s: %v, want an error mentioning %q", tc.out, err, tc.want)
+		}
+	}
+}
+
+func TestCallToolChecksStructuredContentAgainstOutputSchema(t *testing.T) {
+	list := `{"tools":[{"name":"sum","inputSchema":{"type":"object"},` +
+		`"outputSchema":{"type":"object","properties":{"total":{"type":"number"}},"required":["total"]}}]}`
+	tools, err := ListTools(context.Background(), fakeCaller{list})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ result, want string }{
+		{`{"content":[],"structuredContent":{"total":3}}`, ""},
+		{`{"content":[{"type":"text","text":"no"}],"isError":true}`, ""}, // failures need no structure
+		{`{"content":[],"structuredContent":{"total":"three"}}`, "does not match its outputSchema"},
+		{`{"content":[],"structuredContent":{}}`, "does not match its outputSchema"},
+		{`{"content":[{"type":"text","text":"3"}]}`, "no structuredContent"},
+	} {
+		req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "sum", Arguments: json.RawMessage(`{}`)}}
+		_, err := CallTool(context.Background(), fakeCaller{tc.result}, tools[0], req)
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.result, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error mentioning %q", tc.result, err, tc.want)
 		}
 	}
 }
