@@ -42,7 +42,7 @@ type inspection struct {
 
 // importNeeds maps imports to what they would need granted.
 var importNeeds = map[string]string{
-	"extism:host/env.http_request":            "outbound HTTP through Extism's http_request: refused (mcphost grants no network yet)",
+	"extism:host/env.http_request":            "outbound HTTP through Extism's built-in http_request: not provided (use mcphost's http_request host function and grant allowed_hosts)",
 	"extism:host/user.get_access_token":       "an OAuth access token: refused (pass credentials through config)",
 	"extism:host/user.get_keyring_secret":     "a keyring secret: refused (pass credentials through config)",
 	"extism:host/user.create_message":         "asks the client's model (sampling), blocking: the client must declare sampling",
@@ -60,17 +60,19 @@ var providedModules = []string{"extism:host/env", "extism:host/user", "wasi_snap
 
 func runPlugin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return &usageError{"plugin: expected a subcommand: inspect, new, accept"}
+		return &usageError{"plugin: expected a subcommand: inspect, test, new, accept"}
 	}
 	switch args[0] {
 	case "inspect":
 		return runInspect(ctx, args[1:], stdout, stderr)
+	case "test":
+		return runPluginTest(ctx, args[1:], stdout, stderr)
 	case "new":
 		return runNew(args[1:], stdout, stderr)
 	case "accept":
 		return runAccept(ctx, args[1:], stdout, stderr)
 	default:
-		return &usageError{fmt.Sprintf("plugin: unknown subcommand %q (expected inspect, new, accept)", args[0])}
+		return &usageError{fmt.Sprintf("plugin: unknown subcommand %q (expected inspect, test, new, accept)", args[0])}
 	}
 }
 

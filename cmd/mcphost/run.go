@@ -48,6 +48,7 @@ Usage:
                    [--http ADDR] [--stateless]           ... or over Streamable HTTP at http://ADDR/mcp
   mcphost validate [--config FILE]                       check the config and load every plugin
   mcphost plugin inspect [--json] FILE.wasm              what a plugin offers and would need granted
+  mcphost plugin test [--args TOOL=JSON]... FILE.wasm    call everything a plugin offers, check the replies
   mcphost plugin new --lang go|c|rust|as|wat NAME [DIR]  scaffold a plugin that builds and loads as is
   mcphost plugin accept [--config FILE] [NAME...]        accept plugins' changed tool definitions (lock file)
   mcphost version                                        print the version

@@ -1,0 +1,476 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host"
+)
+
+// checkStatus is the verdict on one thing `plugin test` tried.
+type checkStatus string
+
+const (
+	checkPass checkStatus = "PASS"
+	checkWarn checkStatus = "WARN" // valid MCP, but worth a look
+	checkFail checkStatus = "FAIL" // not valid, or the call failed
+	checkSkip checkStatus = "SKIP"
+)
+
+// check is one line of the `plugin test` report.
+type check struct {
+	Status checkStatus     `json:"status"`
+	Kind   string          `json:"kind"` // tool, resource, prompt, plugin
+	Name   string          `json:"name"`
+	Detail string          `json:"detail,omitempty"`
+	Args   json.RawMessage `json:"arguments,omitempty"`
+	Took   time.Duration   `json:"tookNs,omitempty"`
+}
+
+// keyValues is a repeatable NAME=VALUE flag.
+type keyValues map[string]string
+
+func (kv keyValues) String() string { return fmt.Sprint(map[string]string(kv)) }
+
+func (kv keyValues) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("%q is not NAME=VALUE", s)
+	}
+	kv[k] = v
+	return nil
+}
+
+// runPluginTest loads one plugin alone, in the default sandbox, and
+// exercises everything it offers through a real MCP client.
+func runPluginTest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("mcphost plugin test", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	toolArgs := keyValues{}
+	pluginConfig := keyValues{}
+	fs.Var(toolArgs, "args", "`TOOL=JSON` arguments for a tool instead of generated ones (repeatable)")
+	fs.Var(pluginConfig, "config-value", "`KEY=VALUE` handed to the plugin as config (repeatable)")
+	timeout := fs.Duration("timeout", 10*time.Second, "deadline of each call")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return &usageError{err.Error()}
+	}
+	if fs.NArg() != 1 {
+		return &usageError{"usage: mcphost plugin test [--args TOOL=JSON]... [--config-value KEY=VALUE]... [--timeout D] [--json] FILE.wasm"}
+	}
+	for name, text := range toolArgs {
+		if !json.Valid([]byte(text)) {
+			return &usageError{fmt.Sprintf("--args %s: not valid JSON: %s", name, text)}
+		}
+	}
+	checks, err := testPlugin(ctx, fs.Arg(0), toolArgs, pluginConfig, *timeout, stderr)
+	if err != nil {
+		return err
+	}
+	failed := 0
+	for _, c := range checks {
+		if c.Status == checkFail {
+			failed++
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(checks); err != nil {
+			return err
+		}
+	} else {
+		printChecks(stdout, checks)
+	}
+	if failed > 0 {
+		return fmt.Errorf("%s: %d of %d checks failed", fs.Arg(0), failed, len(checks))
+	}
+	return nil
+}
+
+// testPlugin loads the plugin at path alone and tries every tool, resource
+// and prompt it offers.
+func testPlugin(ctx context.Context, path string, toolArgs, pluginConfig map[string]string, timeout time.Duration, stderr io.Writer) ([]check, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("plugin test: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "mcphost-plugin-test-")
+	if err != nil {
+		return nil, fmt.Errorf("plugin test: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	var cfgText strings.Builder
+	fmt.Fprintf(&cfgText, "[server]\nwatch = false\nlock_file = \"off\"\n[[plugin]]\nname = \"tested\"\npath = %q\ntimeout = %q\n", abs, timeout.String())
+	if len(pluginConfig) > 0 {
+		cfgText.WriteString("[plugin.config]\n")
+		for k, v := range pluginConfig {
+			fmt.Fprintf(&cfgText, "%q = %q\n", k, v)
+		}
+	}
+	cfgPath := filepath.Join(dir, "test.toml")
+	if err := os.WriteFile(cfgPath, []byte(cfgText.String()), 0o600); err != nil {
+		return nil, fmt.Errorf("plugin test: %w", err)
+	}
+	cfg, err := host.LoadConfig(cfgPath)
+	if err != nil {
+		return nil, err
+	}
+	h, err := host.New(ctx, cfg, host.Options{Logger: newLogger("warn", stderr)})
+	if err != nil {
+		return []check{{Status: checkFail, Kind: "plugin", Name: path, Detail: err.Error()}}, nil
+	}
+	defer h.Close(context.WithoutCancel(ctx))
+
+	clientTransport, serverTransport := mcp.NewInMemoryTransports()
+	ss, err := h.Server().Connect(ctx, serverTransport, nil)
+	if err != nil {
+		return nil, fmt.Errorf("plugin test: connect: %w", err)
+	}
+	defer ss.Close()
+	// The client declares sampling, elicitation and roots, so a plugin's
+	// requests for them are exercised; it answers with a fixed message,
+	// declines every elicitation and offers one root.
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcphost-plugin-test", Version: buildVersion()}, &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{
+				Role: "assistant", Model: "mcphost-plugin-test",
+				Content: &mcp.TextContent{Text: "(mcphost plugin test: no model here; this is a fixed reply)"},
+			}, nil
+		},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		},
+	})
+	client.AddRoots(&mcp.Root{URI: "file:///tmp/mcphost-plugin-test", Name: "plugin-test"})
+	cs, err := client.Connect(ctx, clientTransport, nil)
+	if err != nil {
+		return nil, fmt.Errorf("plugin test: connect: %w", err)
+	}
+	defer cs.Close()
+
+	var checks []check
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			checks = append(checks, check{Status: checkFail, Kind: "tool", Name: "tools/list", Detail: err.Error()})
+			break
+		}
+		checks = append(checks, testTool(ctx, cs, tool, toolArgs[tool.Name]))
+	}
+	for res, err := range cs.Resources(ctx, nil) {
+		if err != nil {
+			checks = append(checks, check{Status: checkFail, Kind: "resource", Name: "resources/list", Detail: err.Error()})
+			break
+		}
+		checks = append(checks, testResource(ctx, cs, res))
+	}
+	for prompt, err := range cs.Prompts(ctx, nil) {
+		if err != nil {
+			checks = append(checks, check{Status: checkFail, Kind: "prompt", Name: "prompts/list", Detail: err.Error()})
+			break
+		}
+		checks = append(checks, testPrompt(ctx, cs, prompt))
+	}
+	if len(checks) == 0 {
+		checks = append(checks, check{Status: checkWarn, Kind: "plugin", Name: path, Detail: "offers no tools, resources or prompts"})
+	}
+	return checks, nil
+}
+
+// testTool calls a tool with the given arguments, or with arguments made up
+// from its input schema, and checks the reply.
+func testTool(ctx context.Context, cs *mcp.ClientSession, tool *mcp.Tool, given string) check {
+	c := check{Kind: "tool", Name: tool.Name}
+	args := json.RawMessage(given)
+	if given == "" {
+		schema, err := schemaOf(tool.InputSchema)
+		if err != nil {
+			c.Status, c.Detail = checkFail, "inputSchema: "+err.Error()
+			return c
+		}
+		generated := exampleFor(schema, 0)
+		if resolved, err := schema.Resolve(nil); err == nil {
+			if err := resolved.Validate(generated); err != nil {
+				c.Status = checkSkip
+				c.Detail = fmt.Sprintf("could not make up arguments that match the inputSchema (%v); pass --args %s=JSON", err, tool.Name)
+				return c
+			}
+		}
+		args, _ = json.Marshal(generated)
+	}
+	c.Args = args
+	began := time.Now()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool.Name, Arguments: args})
+	c.Took = time.Since(began)
+	switch {
+	case err != nil:
+		c.Status, c.Detail = checkFail, err.Error()
+	case res.IsError:
+		c.Status, c.Detail = checkWarn, "returned a tool error: "+firstText(res.Content)
+	default:
+		c.Status = checkPass
+		if problems := contentProblems(res.Content); len(problems) > 0 {
+			c.Status, c.Detail = checkFail, strings.Join(problems, "; ")
+		} else if tool.Description == "" {
+			c.Status, c.Detail = checkWarn, "no description: a model cannot tell when to use it"
+		}
+	}
+	return c
+}
+
+// testResource reads a resource and checks its contents.
+func testResource(ctx context.Context, cs *mcp.ClientSession, r *mcp.Resource) check {
+	c := check{Kind: "resource", Name: r.URI}
+	began := time.Now()
+	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: r.URI})
+	c.Took = time.Since(began)
+	if err != nil {
+		c.Status, c.Detail = checkFail, err.Error()
+		return c
+	}
+	c.Status = checkPass
+	if len(res.Contents) == 0 {
+		c.Status, c.Detail = checkFail, "read returned no contents"
+	}
+	for _, rc := range res.Contents {
+		if rc == nil || rc.URI == "" {
+			c.Status, c.Detail = checkFail, "a content item has no uri"
+		}
+	}
+	return c
+}
+
+// testPrompt gets a prompt, with made-up values for its required arguments.
+func testPrompt(ctx context.Context, cs *mcp.ClientSession, p *mcp.Prompt) check {
+	c := check{Kind: "prompt", Name: p.Name}
+	args := map[string]string{}
+	for _, a := range p.Arguments {
+		if a.Required {
+			args[a.Name] = "example"
+		}
+	}
+	c.Args, _ = json.Marshal(args)
+	began := time.Now()
+	res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: p.Name, Arguments: args})
+	c.Took = time.Since(began)
+	if err != nil {
+		c.Status, c.Detail = checkFail, err.Error()
+		return c
+	}
+	c.Status = checkPass
+	var contents []mcp.Content
+	for _, m := range res.Messages {
+		if m.Role != "user" && m.Role != "assistant" {
+			c.Status, c.Detail = checkFail, fmt.Sprintf("message role %q is neither user nor assistant", m.Role)
+			return c
+		}
+		contents = append(contents, m.Content)
+	}
+	if problems := contentProblems(contents); len(problems) > 0 {
+		c.Status, c.Detail = checkFail, strings.Join(problems, "; ")
+	}
+	return c
+}
+
+// contentProblems checks what the client's decoder does not: binary
+// content must be base64 with a MIME type, links must name their target.
+func contentProblems(contents []mcp.Content) []string {
+	var problems []string
+	for i, content := range contents {
+		switch c := content.(type) {
+		case nil:
+			problems = append(problems, fmt.Sprintf("content %d is null", i))
+		case *mcp.ImageContent:
+			if c.MIMEType == "" || len(c.Data) == 0 {
+				problems = append(problems, fmt.Sprintf("content %d: image without data or mimeType", i))
+			}
+		case *mcp.AudioContent:
+			if c.MIMEType == "" || len(c.Data) == 0 {
+				problems = append(problems, fmt.Sprintf("content %d: audio without data or mimeType", i))
+			}
+		case *mcp.ResourceLink:
+			if c.URI == "" || c.Name == "" {
+				problems = append(problems, fmt.Sprintf("content %d: resource_link needs uri and name", i))
+			}
+		case *mcp.EmbeddedResource:
+			if c.Resource == nil || c.Resource.URI == "" {
+				problems = append(problems, fmt.Sprintf("content %d: embedded resource without uri", i))
+			}
+		}
+	}
+	return problems
+}
+
+func firstText(contents []mcp.Content) string {
+	for _, c := range contents {
+		if t, ok := c.(*mcp.TextContent); ok {
+			return t.Text
+		}
+	}
+	return "(no text)"
+}
+
+// schemaOf converts a schema as a client decoded it into a jsonschema.Schema.
+func schemaOf(raw any) (*jsonschema.Schema, error) {
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return nil, err
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// exampleFor makes up a value that satisfies the common constraints of a
+// JSON Schema: declared examples, defaults, const and enum first, then a
+// plain value of the type within its bounds. Objects get their required
+// properties only.
+func exampleFor(s *jsonschema.Schema, depth int) any {
+	if s == nil || depth > 8 {
+		return nil
+	}
+	switch {
+	case s.Const != nil:
+		return *s.Const
+	case len(s.Enum) > 0:
+		return s.Enum[0]
+	case len(s.Examples) > 0:
+		return s.Examples[0]
+	case len(s.Default) > 0:
+		var v any
+		if json.Unmarshal(s.Default, &v) == nil {
+			return v
+		}
+	case len(s.AnyOf) > 0:
+		return exampleFor(s.AnyOf[0], depth+1)
+	case len(s.OneOf) > 0:
+		return exampleFor(s.OneOf[0], depth+1)
+	case len(s.AllOf) > 0 && s.Type == "" && len(s.Types) == 0:
+		return exampleFor(s.AllOf[0], depth+1)
+	}
+	typ := s.Type
+	for _, t := range s.Types {
+		if t != "null" {
+			typ = t
+			break
+		}
+	}
+	switch typ {
+	case "object":
+		obj := map[string]any{}
+		for _, name := range s.Required {
+			obj[name] = exampleFor(s.Properties[name], depth+1)
+		}
+		return obj
+	case "array":
+		n := 1
+		if s.MinItems != nil && *s.MinItems > n {
+			n = *s.MinItems
+		}
+		if s.MaxItems != nil && *s.MaxItems < n {
+			n = *s.MaxItems
+		}
+		items := make([]any, n)
+		for i := range items {
+			items[i] = exampleFor(s.Items, depth+1)
+		}
+		return items
+	case "integer":
+		return math.Round(numberWithin(s, 1))
+	case "number":
+		return numberWithin(s, 1.5)
+	case "boolean":
+		return true
+	case "null":
+		return nil
+	}
+	return stringFor(s)
+}
+
+// numberWithin returns preferred, moved inside the schema's bounds.
+func numberWithin(s *jsonschema.Schema, preferred float64) float64 {
+	v := preferred
+	if s.Minimum != nil && v < *s.Minimum {
+		v = math.Ceil(*s.Minimum)
+	}
+	if s.ExclusiveMinimum != nil && v <= *s.ExclusiveMinimum {
+		v = math.Floor(*s.ExclusiveMinimum) + 1
+	}
+	if s.Maximum != nil && v > *s.Maximum {
+		v = math.Floor(*s.Maximum)
+	}
+	if s.ExclusiveMaximum != nil && v >= *s.ExclusiveMaximum {
+		v = math.Ceil(*s.ExclusiveMaximum) - 1
+	}
+	return v
+}
+
+// stringFor returns a string of the schema's format and length bounds.
+func stringFor(s *jsonschema.Schema) string {
+	v := "example"
+	switch s.Format {
+	case "uri", "url", "iri":
+		v = "https://example.com/"
+	case "email":
+		v = "user@example.com"
+	case "date-time":
+		v = "2026-01-01T00:00:00Z"
+	case "date":
+		v = "2026-01-01"
+	case "time":
+		v = "12:00:00Z"
+	case "uuid":
+		v = "00000000-0000-4000-8000-000000000000"
+	case "ipv4":
+		v = "192.0.2.1"
+	case "hostname":
+		v = "example.com"
+	}
+	if s.MinLength != nil && len(v) < *s.MinLength {
+		v += strings.Repeat("x", *s.MinLength-len(v))
+	}
+	if s.MaxLength != nil && len(v) > *s.MaxLength {
+		v = v[:*s.MaxLength]
+	}
+	return v
+}
+
+func printChecks(w io.Writer, checks []check) {
+	counts := map[checkStatus]int{}
+	for _, c := range checks {
+		counts[c.Status]++
+		line := fmt.Sprintf("%s  %-8s %s", c.Status, c.Kind, c.Name)
+		if c.Took > 0 {
+			line += fmt.Sprintf(" (%s)", c.Took.Round(10*time.Microsecond))
+		}
+		if len(c.Args) > 0 && string(c.Args) != "{}" {
+			line += " args " + truncate(string(c.Args), 120)
+		}
+		if c.Detail != "" {
+			line += ": " + truncate(strings.Join(strings.Fields(c.Detail), " "), 300)
+		}
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintf(w, "%d checks: %d passed, %d warnings, %d failed, %d skipped\n",
+		len(checks), counts[checkPass], counts[checkWarn], counts[checkFail], counts[checkSkip])
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/mcphost/mcphost/internal/testutil"
+)
+
+func TestPluginTestPassesAGoodPlugin(t *testing.T) {
+	out, stderr, err := runCLI(t, "plugin", "test", "--args", `echo={"text":"given"}`, testutil.GoPlugin(t, "plugins/hello"))
+	if err != nil {
+		t.Fatalf("plugin test of hello: %v\n%s\n%s", err, out, stderr)
+	}
+	for _, want := range []string{
+		`PASS  tool     echo`, `args {"text":"given"}`, // given arguments win
+		`PASS  tool     add`, `args {"a":1.5,"b":1.5}`, // made up from the schema
+		`WARN  tool     fail`, "this tool always fails",
+		"4 checks: 3 passed, 1 warnings, 0 failed, 0 skipped",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestPluginTestReportsAFaultyPlugin(t *testing.T) {
+	out, _, err := runCLI(t, "plugin", "test", "--json", "--timeout", "300ms", testutil.GoPlugin(t, "testdata/plugins/faulty"))
+	if err == nil || !strings.Contains(err.Error(), "checks failed") {
+		t.Fatalf("plugin test of faulty = %v, want checks failed", err)
+	}
+	var checks []check
+	if err := json.Unmarshal([]byte(out), &checks); err != nil {
+		t.Fatalf("--json output: %v\n%s", err, out)
+	}
+	status := map[string]checkStatus{}
+	detail := map[string]string{}
+	for _, c := range checks {
+		status[c.Name], detail[c.Name] = c.Status, c.Detail
+	}
+	for name, want := range map[string]checkStatus{"echo": checkPass, "trap": checkFail, "garbage": checkFail, "spin": checkFail, "exit": checkFail} {
+		if status[name] != want {
+			t.Errorf("%s: %s (%s), want %s", name, status[name], detail[name], want)
+		}
+	}
+	if !strings.Contains(detail["spin"], "timeout") || !strings.Contains(detail["garbage"], "not a JSON object") {
+		t.Errorf("details do not say what went wrong: spin %q, garbage %q", detail["spin"], detail["garbage"])
+	}
+}
+
+func TestPluginTestRefusesBadInput(t *testing.T) {
+	if _, _, err := runCLI(t, "plugin", "test", "--args", "echo={not json", "x.wasm"); err == nil || !strings.Contains(err.Error(), "not valid JSON") {
+		t.Errorf("bad --args = %v", err)
+	}
+	if _, _, err := runCLI(t, "plugin", "test"); err == nil || !strings.Contains(err.Error(), "usage") {
+		t.Errorf("no file = %v", err)
+	}
+	out, _, err := runCLI(t, "plugin", "test", "/nonexistent/p.wasm")
+	if err == nil || !strings.Contains(out, "FAIL  plugin") {
+		t.Errorf("missing file = %v\n%s", err, out)
+	}
+}
+
+func TestExampleForSatisfiesCommonSchemas(t *testing.T) {
+	for _, text := range []string{
+		`{"type":"object","properties":{"n":{"type":"integer","minimum":10,"maximum":20}},"required":["n"]}`,
+		`{"type":"object","properties":{"s":{"type":"string","minLength":12,"format":"email"}},"required":["s"]}`,
+		`{"type":"object","properties":{"e":{"enum":["red","green"]}},"required":["e"]}`,
+		`{"type":"object","properties":{"a":{"type":"array","items":{"type":"number","exclusiveMinimum":2},"minItems":2}},"required":["a"]}`,
+		`{"type":"object","properties":{"o":{"type":"object","properties":{"b":{"type":"boolean"}},"required":["b"]}},"required":["o"]}`,
+		`{"type":"object","properties":{"x":{"type":["null","string"],"maxLength":3}},"required":["x"]}`,
+		`{"type":"object","properties":{"d":{"type":"string","default":"given"}},"required":["d"]}`,
+	} {
+		var s jsonschema.Schema
+		if err := json.Unmarshal([]byte(text), &s); err != nil {
+			t.Fatal(err)
+		}
+		resolved, err := s.Resolve(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := exampleFor(&s, 0)
+		if err := resolved.Validate(v); err != nil {
+			t.Errorf("%s: made up %v: %v", text, v, err)
+		}
+	}
+}
