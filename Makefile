@@ -12,13 +12,54 @@ all: build plugins
 build:
 	$(GO) build -o $(BIN) ./cmd/mcphost
 
-# Builds each Go plugin to <dir>/<name>.wasm (Go's build cache keeps this quick).
+# Every plugin in another language (C, Rust, AssemblyScript, WAT): a directory
+# under plugins/ with a build.sh, whose small .wasm build is committed.
+SCRIPT_PLUGINS := $(patsubst %/build.sh,%,$(wildcard plugins/*/build.sh))
+# Under `make test`, plugins-check builds each of them (and compares it with
+# the committed file, which nothing may rewrite first), so `plugins` leaves
+# them alone; exported, so that the `$(MAKE) conformance` of test does too.
+ifneq ($(filter test,$(MAKECMDGOALS)),)
+export MCPHOST_SCRIPT_PLUGINS_CHECKED := 1
+endif
+
+# Builds each Go plugin to <dir>/<name>.wasm (Go's build cache keeps this
+# quick), then runs each other plugin's build.sh. A build.sh installs its
+# toolchain (apt-get, npm) when it can; when it cannot it exits 3 after
+# printing "skipped <lang>: <why>", and that plugin keeps its committed .wasm.
 plugins:
 	@for d in $(GO_PLUGINS); do \
 		out=$$d/$$(basename $$d).wasm; \
 		echo "plugin  $$out"; \
 		GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 $(GO) build -buildmode=c-shared -o $$out ./$$d || exit 1; \
 	done
+ifeq ($(MCPHOST_SCRIPT_PLUGINS_CHECKED),)
+	@skipped=; for d in $(SCRIPT_PLUGINS); do \
+		echo "plugin  $$d (build.sh)"; \
+		$$d/build.sh; rc=$$?; \
+		case $$rc in \
+		0) ;; \
+		3) skipped="$$skipped $${d#plugins/}" ;; \
+		*) echo "$$d/build.sh failed (exit $$rc)" >&2; exit 1 ;; \
+		esac; \
+	done; \
+	if [ -n "$$skipped" ]; then echo "plugins: skipped$$skipped (reasons above); their committed .wasm files are used"; fi
+endif
+
+# Rebuilds every plugin of SCRIPT_PLUGINS with `build.sh --check` and fails
+# unless each build matches the committed .wasm byte for byte. A toolchain
+# that cannot be installed is a failure here, not a skip: CI runs as root,
+# where build.sh installs it, and must build every plugin.
+.PHONY: plugins-check
+plugins-check:
+	@failed=; for d in $(SCRIPT_PLUGINS); do \
+		$$d/build.sh --check; rc=$$?; \
+		case $$rc in \
+		0) ;; \
+		3) echo "plugins-check: $$d: its toolchain is missing and could not be installed" >&2; failed="$$failed $$d" ;; \
+		*) failed="$$failed $$d" ;; \
+		esac; \
+	done; \
+	if [ -n "$$failed" ]; then echo "plugins-check failed:$$failed" >&2; exit 1; fi
 
 LISTEN ?= 127.0.0.1:8808
 
@@ -30,7 +71,7 @@ vet:
 	$(GO) vet ./...
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./sdk/... $(addprefix ./,$(GO_PLUGINS))
 
-test: plugins vet
+test: plugins-check plugins vet
 	$(GO) test -race -count=1 ./...
 	$(MAKE) conformance
 
