@@ -18,7 +18,9 @@ var errPoolClosed = errors.New("plugin is closed")
 // trapped, timed out or was cancelled is closed and later replaced.
 //
 // A discarded instance is replaced in the background, so that the next
-// call finds a warm one instead of paying for instantiation.
+// call finds a warm one instead of paying for instantiation; a caller that
+// finds no idle instance while a replacement is being made waits for it
+// rather than making a second one.
 type pool struct {
 	slots       chan struct{}
 	newInstance func(ctx context.Context) (*extism.Plugin, error)
@@ -28,6 +30,8 @@ type pool struct {
 	closed  bool
 	done    chan struct{} // closed by close()
 	refills sync.WaitGroup
+	filling int             // replacements being made now
+	filled  chan struct{}   // closed (and replaced) when one is done
 	ctx     context.Context // ends when the pool closes
 	cancel  context.CancelFunc
 }
@@ -38,6 +42,7 @@ func newPool(size int, newInstance func(ctx context.Context) (*extism.Plugin, er
 		slots:       make(chan struct{}, size),
 		newInstance: newInstance,
 		done:        make(chan struct{}),
+		filled:      make(chan struct{}),
 		ctx:         ctx,
 		cancel:      cancel,
 	}
@@ -53,19 +58,35 @@ func (p *pool) get(ctx context.Context) (*extism.Plugin, error) {
 	case <-p.done:
 		return nil, errPoolClosed
 	}
-	p.mu.Lock()
-	if p.closed {
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			<-p.slots
+			return nil, errPoolClosed
+		}
+		if n := len(p.idle); n > 0 {
+			inst := p.idle[n-1]
+			p.idle = p.idle[:n-1]
+			p.mu.Unlock()
+			return inst, nil
+		}
+		if p.filling == 0 {
+			p.mu.Unlock()
+			break
+		}
+		filled := p.filled
 		p.mu.Unlock()
-		<-p.slots
-		return nil, errPoolClosed
+		select {
+		case <-filled:
+		case <-ctx.Done():
+			<-p.slots
+			return nil, ctx.Err()
+		case <-p.done:
+			<-p.slots
+			return nil, errPoolClosed
+		}
 	}
-	if n := len(p.idle); n > 0 {
-		inst := p.idle[n-1]
-		p.idle = p.idle[:n-1]
-		p.mu.Unlock()
-		return inst, nil
-	}
-	p.mu.Unlock()
 	inst, err := p.newInstance(ctx)
 	if err != nil {
 		<-p.slots
@@ -83,6 +104,7 @@ func (p *pool) put(inst *extism.Plugin, healthy bool) {
 		p.mu.Unlock()
 	} else {
 		if !p.closed {
+			p.filling++
 			p.refills.Go(p.refill)
 		}
 		p.mu.Unlock()
@@ -94,10 +116,16 @@ func (p *pool) put(inst *extism.Plugin, healthy bool) {
 // refill creates an instance for the idle list, replacing a discarded one.
 func (p *pool) refill() {
 	inst, err := p.newInstance(p.ctx)
-	if err != nil {
-		return // the next call creates one, and reports why it cannot
-	}
 	p.mu.Lock()
+	p.filling--
+	close(p.filled) // wake callers waiting for it; they look again
+	p.filled = make(chan struct{})
+	if err != nil {
+		// A caller that now finds no instance makes one, and reports why
+		// it cannot.
+		p.mu.Unlock()
+		return
+	}
 	if p.closed || len(p.idle) >= cap(p.slots) {
 		p.mu.Unlock()
 		_ = inst.Close(context.Background())
