@@ -250,7 +250,6 @@ type remoteKeySet struct {
 	fetchedAt   time.Time // last successful fetch
 	lastAttempt time.Time // last fetch started
 	inflight    *fetchCall
-	fetches     int // fetches started, for tests
 }
 
 type fetchCall struct {
@@ -339,7 +338,6 @@ func (r *remoteKeySet) refresh(ctx context.Context) error {
 	c := &fetchCall{done: make(chan struct{})}
 	r.inflight = c
 	r.lastAttempt = time.Now()
-	r.fetches++
 	r.mu.Unlock()
 
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fetchTimeout)
@@ -387,11 +385,4 @@ func (r *remoteKeySet) fetch(ctx context.Context) ([]jose.JSONWebKey, error) {
 		return nil, err
 	}
 	return keys, nil
-}
-
-// fetchCount returns how many fetches were started.
-func (r *remoteKeySet) fetchCount() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.fetches
 }
