@@ -17,14 +17,18 @@ import (
 )
 
 // templates holds the scaffolds of `mcphost plugin new`, one directory per
-// language; a file's name, less ".tmpl", is the name it gets ("plugin" is
-// replaced by the plugin's name).
+// language. A file ending in ".tmpl" is rendered with text/template and
+// loses that suffix; any other file is copied as it is (the JSON readers and
+// kernel declarations shared with the example plugins). A leading "plugin."
+// in a file's name becomes the plugin's name, "gitignore" becomes
+// ".gitignore" (go:embed leaves out dot files), and a ".sh" file is made
+// executable.
 //
 //go:embed templates
 var templates embed.FS
 
 // languages maps --lang values to template directories.
-var languages = map[string]string{"go": "go", "wat": "wat"}
+var languages = map[string]string{"go": "go", "c": "c", "rust": "rust", "as": "as", "wat": "wat"}
 
 // validPluginName is what `plugin new` accepts: usable as a file name, a
 // Go package directory, a config name and a tool-name prefix.
@@ -44,7 +48,7 @@ type scaffold struct {
 func runNew(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("mcphost plugin new", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	lang := fs.String("lang", "go", "language: go, wat")
+	lang := fs.String("lang", "go", "language: go, c, rust, as (AssemblyScript), wat")
 	if err := fs.Parse(args); err != nil {
 		return &usageError{err.Error()}
 	}
@@ -70,7 +74,11 @@ func runNew(args []string, stdout, stderr io.Writer) error {
 	for _, f := range written {
 		fmt.Fprintf(stdout, "wrote %s\n", f)
 	}
-	fmt.Fprintf(stdout, "next: build it as %s/README.md says, add a [[plugin]] table, run mcphost validate\n", dir)
+	if tmplDir == "go" {
+		fmt.Fprintf(stdout, "next: build it as %s/README.md says, add a [[plugin]] table, run mcphost validate\n", dir)
+	} else {
+		fmt.Fprintf(stdout, "next: build it with %s/build.sh (%s/README.md says what it needs), add a [[plugin]] table, run mcphost validate\n", dir, dir)
+	}
 	return nil
 }
 
@@ -97,7 +105,8 @@ func writeScaffold(tmplDir, dir string, data scaffold) ([]string, error) {
 		return nil, err
 	}
 	var written []string
-	err := fs.WalkDir(templates, "templates/"+tmplDir, func(p string, e fs.DirEntry, err error) error {
+	root := "templates/" + tmplDir
+	err := fs.WalkDir(templates, root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil || e.IsDir() {
 			return err
 		}
@@ -105,25 +114,51 @@ func writeScaffold(tmplDir, dir string, data scaffold) ([]string, error) {
 		if err != nil {
 			return err
 		}
-		t, err := template.New(p).Parse(string(text))
-		if err != nil {
-			return fmt.Errorf("template %s: %w", p, err)
+		rel := strings.TrimPrefix(p, root+"/")
+		out := filepath.Join(dir, filepath.FromSlash(path.Join(path.Dir(rel), scaffoldFileName(path.Base(rel), data.Name))))
+		if strings.HasSuffix(p, ".tmpl") {
+			t, err := template.New(p).Option("missingkey=error").Parse(string(text))
+			if err != nil {
+				return fmt.Errorf("template %s: %w", p, err)
+			}
+			var b strings.Builder
+			if err := t.Execute(&b, data); err != nil {
+				return fmt.Errorf("render %s: %w", out, err)
+			}
+			text = []byte(b.String())
 		}
-		name := strings.TrimSuffix(path.Base(p), ".tmpl")
-		name = strings.Replace(name, "plugin.", data.Name+".", 1)
-		out := filepath.Join(dir, name)
-		f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return err
+		}
+		mode := os.FileMode(0o644)
+		if strings.HasSuffix(out, ".sh") {
+			mode = 0o755
+		}
+		f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 		if err != nil {
 			return err
 		}
-		if err := t.Execute(f, data); err != nil {
+		if _, err := f.Write(text); err != nil {
 			f.Close()
-			return fmt.Errorf("render %s: %w", out, err)
+			return fmt.Errorf("write %s: %w", out, err)
 		}
 		written = append(written, out)
 		return f.Close()
 	})
 	return written, err
+}
+
+// scaffoldFileName is the name a template file gets in a scaffold of the
+// plugin name (see templates).
+func scaffoldFileName(base, name string) string {
+	base = strings.TrimSuffix(base, ".tmpl")
+	if base == "gitignore" {
+		return ".gitignore"
+	}
+	if rest, ok := strings.CutPrefix(base, "plugin."); ok {
+		return name + "." + rest
+	}
+	return base
 }
 
 func sortedKeys(m map[string]string) []string {

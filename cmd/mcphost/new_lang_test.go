@@ -1,0 +1,288 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/internal/testutil"
+)
+
+// scaffoldLangs are the languages whose scaffold builds with its own
+// build.sh (the Go scaffold builds with go build: see run_test.go), and the
+// tool each scaffold offers.
+var scaffoldLangs = []struct {
+	lang, tool string
+}{
+	{"c", "demo_hello"},
+	{"rust", "demo_hello"},
+	{"as", "demo_hello"},
+	{"wat", "demo_ping"},
+}
+
+// TestPluginNewScaffoldFiles checks what `plugin new` writes for every
+// language, without building: subdirectories kept, templates rendered,
+// build.sh executable, a .gitignore that lets the built .wasm be committed.
+func TestPluginNewScaffoldFiles(t *testing.T) {
+	for _, lang := range sortedKeys(languages) {
+		t.Run(lang, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "demo")
+			if _, _, err := runCLI(t, "plugin", "new", "--lang", lang, "demo", dir); err != nil {
+				t.Fatal(err)
+			}
+			var files []string
+			err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+				if err != nil || e.IsDir() {
+					return err
+				}
+				rel, _ := filepath.Rel(dir, p)
+				files = append(files, filepath.ToSlash(rel))
+				b, err := os.ReadFile(p)
+				if err != nil {
+					return err
+				}
+				if strings.HasSuffix(p, ".tmpl") || bytes.Contains(b, []byte("{{")) {
+					t.Errorf("%s: not rendered", rel)
+				}
+				if strings.Contains(string(b), "<no value>") {
+					t.Errorf("%s: renders a missing template field", rel)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if readme, err := os.ReadFile(filepath.Join(dir, "README.md")); err != nil || !strings.Contains(string(readme), "demo") {
+				t.Errorf("README.md: %v (files: %v)", err, files)
+			}
+			if lang == "go" {
+				return
+			}
+			if fi, err := os.Stat(filepath.Join(dir, "build.sh")); err != nil || fi.Mode()&0o111 == 0 {
+				t.Errorf("build.sh is missing or not executable: %v", err)
+			}
+			if gi, err := os.ReadFile(filepath.Join(dir, ".gitignore")); err != nil || !strings.Contains(string(gi), "!demo.wasm") {
+				t.Errorf(".gitignore = %q, %v; want an exception for demo.wasm", gi, err)
+			}
+		})
+	}
+}
+
+// TestPluginNewScaffoldsBuildAndServe scaffolds a plugin in each language
+// whose scaffold has a build.sh, builds it with that build.sh (twice, the
+// second time with --check: the build is reproducible), and serves it with
+// the real CLI over stdio to a go-sdk client that calls its tool. A subtest
+// is skipped only when build.sh says the toolchain is missing (exit 3); in
+// CI, `make test` has installed every toolchain before the tests run.
+func TestPluginNewScaffoldsBuildAndServe(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	for _, tc := range scaffoldLangs {
+		t.Run(tc.lang, func(t *testing.T) {
+			// Inside the repository, as plugins/NAME would be: an
+			// AssemblyScript build.sh may use its scripts/conformance.sh.
+			base, err := os.MkdirTemp(filepath.Join(root, "testdata"), "scaffold-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(base) })
+			dir := filepath.Join(base, "demo")
+			if out, _, err := runCLI(t, "plugin", "new", "--lang", tc.lang, "demo", dir); err != nil || !strings.Contains(out, "build.sh") {
+				t.Fatalf("plugin new: %v\n%s", err, out)
+			}
+
+			for _, args := range [][]string{nil, {"--check"}} {
+				cmd := exec.CommandContext(t.Context(), filepath.Join(dir, "build.sh"), args...)
+				out, err := cmd.CombinedOutput()
+				var exit *exec.ExitError
+				if errors.As(err, &exit) && exit.ExitCode() == 3 {
+					t.Skipf("%s toolchain missing (build.sh exit 3; as root it installs it):\n%s", tc.lang, out)
+				}
+				if err != nil {
+					t.Fatalf("build.sh %s: %v\n%s", strings.Join(args, " "), err, out)
+				}
+			}
+			wasm := filepath.Join(dir, "demo.wasm")
+
+			in, err := inspect(t.Context(), wasm)
+			if err != nil || !in.Loads || in.ABIVersion != 1 || !reflect.DeepEqual(in.Tools, []string{tc.tool}) {
+				t.Fatalf("inspect: %+v, %v", in, err)
+			}
+
+			cs := serveStdio(t, wasm)
+			if tc.tool == "demo_ping" {
+				if text := callScaffold(t, cs, tc.tool, map[string]any{}, nil); text != "pong" {
+					t.Errorf("%s = %q, want pong", tc.tool, text)
+				}
+				return
+			}
+			// A name with JSON escapes and non-ASCII text: the plugin decodes
+			// and re-encodes it.
+			name := "Ada \"the\" \\ Countess ✓\n😀"
+			want := "Hello, " + name + "!"
+			var structured map[string]any
+			if text := callScaffold(t, cs, tc.tool, map[string]any{"name": name}, &structured); text != want {
+				t.Errorf("%s = %q, want %q", tc.tool, text, want)
+			}
+			if structured["greeting"] != want {
+				t.Errorf("%s: structuredContent = %v, want greeting %q", tc.tool, structured, want)
+			}
+			// Without its required argument the host refuses the call before
+			// the plugin sees it (inputSchema).
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tc.tool, Arguments: map[string]any{}})
+			if err != nil || !res.IsError {
+				t.Errorf("%s without name = %+v, %v; want isError", tc.tool, res, err)
+			}
+			scaffoldRefusesMalformedInput(t, wasm, tc.tool)
+		})
+	}
+}
+
+// serveStdio runs `mcphost serve` (this test binary) with a config loading
+// only wasm, and connects a go-sdk client to it over stdio. Its log is
+// shown if the test fails.
+func serveStdio(t *testing.T, wasm string) *mcp.ClientSession {
+	t.Helper()
+	cfg := testutil.WriteConfig(t, fmt.Sprintf("[server]\nwatch = false\n\n[[plugin]]\nname = \"demo\"\npath = %q\n", wasm))
+	cmd := exec.Command(os.Args[0], "serve", "--config", cfg)
+	cmd.Env = append(os.Environ(), "MCPHOST_TEST_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "scaffold-test", Version: "1"}, nil)
+	cs, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr.String())
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		if t.Failed() {
+			t.Logf("mcphost stderr:\n%s", stderr.String())
+		}
+	})
+	return cs
+}
+
+// callScaffold calls tool, which must succeed with one text content, and
+// returns that text; structured, if not nil, receives the structured content.
+func callScaffold(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any, structured *map[string]any) string {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("call %s: %v", tool, err)
+	}
+	if res.IsError || len(res.Content) != 1 {
+		t.Fatalf("call %s = %+v", tool, res)
+	}
+	text, ok := res.Content[0].(*mcp.TextContent)
+	if !ok {
+		t.Fatalf("call %s: content %T", tool, res.Content[0])
+	}
+	if structured != nil {
+		m, ok := res.StructuredContent.(map[string]any)
+		if !ok {
+			t.Fatalf("call %s: structuredContent %T %v", tool, res.StructuredContent, res.StructuredContent)
+		}
+		*structured = m
+	}
+	return text.Text
+}
+
+// scaffoldRefusesMalformedInput calls the scaffold's call_tool directly
+// with envelopes no host sends, and random mutations of a good one: each
+// must end in the ABI's JSON error or a JSON output, never a trap.
+func scaffoldRefusesMalformedInput(t *testing.T, wasm, tool string) {
+	t.Helper()
+	p, err := extism.NewPlugin(t.Context(), extism.Manifest{
+		Wasm:   []extism.Wasm{extism.WasmFile{Path: wasm}},
+		Memory: &extism.ManifestMemory{MaxPages: 256},
+	}, extism.PluginConfig{EnableWasi: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.SetLogger(func(extism.LogLevel, string) {})
+	defer p.Close(context.Background())
+
+	good := `{"request":{"name":"` + tool + `","arguments":{"name":"A\u00e9\ud83d\ude00\"b"}},"context":{"_meta":{}}}`
+	inputs := []string{
+		``, `{`, `[]`, `null`, `{"request":5}`, `{"request":{}}`, `{"request":{"name":"x"}}`,
+		`{"request":{"name":"` + tool + `"}}`, `{"request":{"name":"` + tool + `","arguments":{"name":5}}}`,
+		`{"request":{"name":"` + tool + `","arguments":{"name":"\u12"}}}`, `{"request":{"name":"` + tool + `","arguments":{"name":"a\`,
+		`{"request":` + strings.Repeat("[", 10000), `{"request":{"name":"\ud800"}}`, "{\"request\":{\"name\":\"\xff\"}}",
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 300 {
+		b := []byte(good)
+		for range 1 + r.IntN(3) {
+			if len(b) == 0 {
+				break
+			}
+			i := r.IntN(len(b))
+			switch r.IntN(3) {
+			case 0:
+				b[i] = `{}[]":,\u0 "`[r.IntN(12)]
+			case 1:
+				b = append(b[:i], b[i+1:]...)
+			case 2:
+				b = b[:i]
+			}
+		}
+		inputs = append(inputs, string(b))
+	}
+	for _, in := range inputs {
+		rc, out, err := p.Call("call_tool", []byte(in))
+		if err != nil {
+			var e struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			}
+			if jerr := json.Unmarshal([]byte(err.Error()), &e); jerr != nil || e.Code != -32602 || e.Message == "" || rc == 0 {
+				t.Fatalf("call_tool(%.80q): rc %d, error %v: not the ABI's -32602 error", in, rc, err)
+			}
+			continue
+		}
+		if rc != 0 || !json.Valid(out) {
+			t.Fatalf("call_tool(%.80q): rc %d, output %.80q", in, rc, out)
+		}
+	}
+	// The good envelope decodes its escapes.
+	if _, out, err := p.Call("call_tool", []byte(good)); err != nil || !strings.Contains(string(out), `Hello, Aé😀\"b!`) {
+		t.Errorf("call_tool(%s) = %s, %v", good, out, err)
+	}
+}
+
+// TestScaffoldSharedFilesMatchExamples keeps the files the scaffolds copy
+// from the example plugins (the kernel declarations and JSON readers) the
+// same as the examples', which their tests exercise.
+func TestScaffoldSharedFilesMatchExamples(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	for tmpl, example := range map[string]string{
+		"templates/c/extism.h":          "plugins/c/extism.h",
+		"templates/rust/src/extism.rs":  "plugins/rust/src/extism.rs",
+		"templates/rust/src/json.rs":    "plugins/rust/src/json.rs",
+		"templates/as/assembly/json.ts": "plugins/assemblyscript/assembly/json.ts",
+	} {
+		got, err := templates.ReadFile(tmpl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := os.ReadFile(filepath.Join(root, example))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("cmd/mcphost/%s differs from %s: copy it over (cp %s cmd/mcphost/%s)", tmpl, example, example, tmpl)
+		}
+	}
+}
