@@ -30,6 +30,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/internal/audit"
+	"github.com/mcphost/mcphost/host/internal/auth"
 	"github.com/mcphost/mcphost/host/internal/config"
 	"github.com/mcphost/mcphost/host/internal/egress"
 	"github.com/mcphost/mcphost/host/internal/hostfn"
@@ -90,6 +91,7 @@ type Host struct {
 	inflight atomic.Int64   // MCP requests being handled, for graceful shutdown
 	retiring sync.WaitGroup // old generations waiting for their last call
 
+	auth           *auth.ResourceServer // nil: no [server.auth]
 	metrics        *metrics
 	audit          *audit.Log // nil: no audit log
 	auditArguments bool
@@ -201,7 +203,17 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 		}
 		h.audit, h.auditArguments = log, cfg.Server.Audit.Arguments
 	}
-	h.server.AddReceivingMiddleware(toolErrorsFromInputRequests, h.observe, h.countInFlight)
+	if cfg.Server.Auth.Enabled() {
+		rs, err := auth.New(ctx, cfg.Server.Auth, auth.Options{Logger: logger.Named("auth")})
+		if err != nil {
+			for _, lp := range h.plugins {
+				_ = lp.plugin.Close(context.WithoutCancel(ctx))
+			}
+			return nil, err
+		}
+		h.auth = rs
+	}
+	h.server.AddReceivingMiddleware(toolErrorsFromInputRequests, h.observe, h.enforceScopes, h.countInFlight)
 	hold, problems := h.vet(h.plugins, cfg.Server.LockFile)
 	for _, p := range problems {
 		logger.Error("lock file", "error", p)
@@ -487,6 +499,9 @@ func (h *Host) Close(ctx context.Context) error {
 		}
 	}
 	h.retiring.Wait()
+	if h.auth != nil {
+		_ = h.auth.Close()
+	}
 	if h.audit != nil {
 		if err := h.audit.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close audit log: %w", err))

@@ -38,7 +38,14 @@ func (h *Host) HTTPHandler(listenAddr string) http.Handler {
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server }, opts)
 	guard := newOriginGuard(listenAddr, settings.AllowedOrigins)
 	mux := http.NewServeMux()
-	mux.Handle(MCPPath, guard.wrap(mcpHandler))
+	var handler http.Handler = mcpHandler
+	if h.auth != nil {
+		// Token first, then per-tool scopes (403 before go-sdk sees the
+		// call); the metadata is public, outside the token check.
+		handler = h.auth.Middleware(h.auth.RequireToolScopes(h.toolScopes, 0)(handler))
+		h.auth.Mount(mux)
+	}
+	mux.Handle(MCPPath, guard.wrap(handler))
 	if settings.Metrics.Listen == "" {
 		h.addOps(mux)
 	}

@@ -8,12 +8,14 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mcphost/mcphost/host/internal/audit"
+	"github.com/mcphost/mcphost/host/internal/auth"
 )
 
 // metrics are the host's Prometheus metrics, on a registry of the host's
@@ -113,7 +115,7 @@ func (h *Host) observe(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		began := time.Now()
 		name, args := requestTarget(req)
-		pluginName := h.catalog.Load().servedBy(method, req)
+		pluginName := h.catalog.Load().servedBy(req)
 		res, err := next(ctx, method, req)
 		took := time.Since(began)
 
@@ -125,8 +127,8 @@ func (h *Host) observe(next mcp.MethodHandler) mcp.MethodHandler {
 				Time: began.UTC(), Method: method, Plugin: pluginName, Name: name,
 				Outcome: outcome, DurationMS: float64(took.Microseconds()) / 1000, Error: message,
 			}
-			if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
-				e.Subject = extra.TokenInfo.UserID
+			if extra := req.GetExtra(); extra != nil {
+				e.Subject = auth.Subject(extra.TokenInfo)
 			}
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
 				e.Session = ss.ID()
@@ -180,7 +182,7 @@ func outcomeOf(ctx context.Context, res mcp.Result, err error) (outcome, message
 	switch {
 	case err != nil && (ctx.Err() != nil || errors.Is(err, context.Canceled)):
 		return "cancelled", err.Error()
-	case errors.Is(err, errInsufficientScope):
+	case isInsufficientScope(err):
 		return "denied", err.Error()
 	case err != nil:
 		return "error", err.Error()
@@ -197,7 +199,15 @@ func outcomeOf(ctx context.Context, res mcp.Result, err error) (outcome, message
 }
 
 // servedBy names the plugin that serves req in this catalog ("" for none).
-func (c *catalog) servedBy(method string, req mcp.Request) string {
+func (c *catalog) servedBy(req mcp.Request) string {
+	if lp := c.pluginFor(req); lp != nil {
+		return lp.cfg.Name
+	}
+	return ""
+}
+
+// pluginFor returns the plugin that serves req in this catalog, or nil.
+func (c *catalog) pluginFor(req mcp.Request) *loadedPlugin {
 	var lp *loadedPlugin
 	switch r := req.(type) {
 	case *mcp.CallToolRequest:
@@ -215,10 +225,7 @@ func (c *catalog) servedBy(method string, req mcp.Request) string {
 			}
 		}
 	}
-	if lp == nil {
-		return ""
-	}
-	return lp.cfg.Name
+	return lp
 }
 
 // OpsHandler serves the operational endpoints: /healthz (the process
@@ -251,6 +258,7 @@ func (h *Host) addOps(mux *http.ServeMux) {
 	}
 }
 
-// errInsufficientScope marks a request refused because the caller's token
-// lacks a scope the tool needs.
-var errInsufficientScope = errors.New("insufficient scope")
+func isInsufficientScope(err error) bool {
+	var rpcErr *jsonrpc.Error
+	return errors.As(err, &rpcErr) && rpcErr.Code == codeInsufficientScope
+}

@@ -162,6 +162,9 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if cfg.Server.Transport == "http" {
 		serveErr = serveHTTP(ctx, h, cfg, logger, stderr)
 	} else {
+		if cfg.Server.Auth.Enabled() {
+			logger.Warn("[server.auth] applies to the HTTP transport only; over stdio the caller is the local user who started mcphost")
+		}
 		logger.Info("serving MCP over stdio", "config", cfg.Path, "plugins", len(h.Plugins()))
 		serveErr = h.ServeStdio(ctx, stdin, stdout)
 	}

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/mcphost/mcphost/host/internal/auth"
 )
 
 // Defaults applied to a plugin that does not set a value.
@@ -81,6 +83,9 @@ type Server struct {
 	Metrics Metrics
 	// Audit configures the audit log ([server.audit]).
 	Audit Audit
+	// Auth, when Enabled, makes the HTTP transport an OAuth 2.1 resource
+	// server ([server.auth]).
+	Auth auth.Config
 }
 
 // Metrics is the [server.metrics] table.
@@ -151,6 +156,12 @@ type Plugin struct {
 	// from the one accepted in the lock file: "warn" (serve it, log) or
 	// "refuse" (leave it out until `mcphost plugin accept`).
 	OnChange string
+	// Scopes are the OAuth scopes a caller's token needs for anything this
+	// plugin offers (enforced over HTTP with [server.auth]).
+	Scopes []string
+	// ToolScopes are further scopes per tool, keyed by the tool's name as
+	// the plugin lists it (before any prefix).
+	ToolScopes map[string][]string
 }
 
 // fileConfig mirrors the TOML layout; see Config for the meaning of fields.
@@ -177,28 +188,31 @@ type fileConfig struct {
 			File      string `toml:"file"`
 			Arguments bool   `toml:"arguments"`
 		} `toml:"audit"`
+		Auth auth.Config `toml:"auth"`
 	} `toml:"server"`
 	Plugins []filePlugin `toml:"plugin"`
 }
 
 type filePlugin struct {
-	Name         string            `toml:"name"`
-	Path         string            `toml:"path"`
-	Timeout      string            `toml:"timeout"`
-	MemoryMB     *int              `toml:"memory_mb"`
-	MaxInstances *int              `toml:"max_instances"`
-	MaxOutputKB  *int              `toml:"max_output_kb"`
-	Config       map[string]string `toml:"config"`
-	Prefix       string            `toml:"prefix"`
-	SHA256       string            `toml:"sha256"`
-	Env          []string          `toml:"env"`
-	AllowedPaths map[string]string `toml:"allowed_paths"`
-	AllowedHosts []string          `toml:"allowed_hosts"`
-	AllowPrivate bool              `toml:"allow_private_network"`
-	MaxCallsPS   *float64          `toml:"max_calls_per_second"`
-	BreakerFails *int              `toml:"breaker_failures"`
-	BreakerCool  string            `toml:"breaker_cooldown"`
-	OnChange     string            `toml:"on_change"`
+	Name         string              `toml:"name"`
+	Path         string              `toml:"path"`
+	Timeout      string              `toml:"timeout"`
+	MemoryMB     *int                `toml:"memory_mb"`
+	MaxInstances *int                `toml:"max_instances"`
+	MaxOutputKB  *int                `toml:"max_output_kb"`
+	Config       map[string]string   `toml:"config"`
+	Prefix       string              `toml:"prefix"`
+	SHA256       string              `toml:"sha256"`
+	Env          []string            `toml:"env"`
+	AllowedPaths map[string]string   `toml:"allowed_paths"`
+	AllowedHosts []string            `toml:"allowed_hosts"`
+	AllowPrivate bool                `toml:"allow_private_network"`
+	MaxCallsPS   *float64            `toml:"max_calls_per_second"`
+	BreakerFails *int                `toml:"breaker_failures"`
+	BreakerCool  string              `toml:"breaker_cooldown"`
+	OnChange     string              `toml:"on_change"`
+	Scopes       []string            `toml:"scopes"`
+	ToolScopes   map[string][]string `toml:"tool_scopes"`
 }
 
 var knownKeys = map[string][]string{
@@ -206,9 +220,10 @@ var knownKeys = map[string][]string{
 		"allowed_origins", "session_timeout", "watch", "lock_file", "drain_delay", "metrics", "audit", "auth"},
 	"server.metrics": {"enabled", "listen"},
 	"server.audit":   {"file", "arguments"},
+	"server.auth":    auth.TOMLKeys(),
 	"plugin": {"name", "path", "timeout", "memory_mb", "max_instances", "max_output_kb", "config", "prefix",
 		"sha256", "env", "allowed_paths", "allowed_hosts", "allow_private_network",
-		"max_calls_per_second", "breaker_failures", "breaker_cooldown", "on_change"},
+		"max_calls_per_second", "breaker_failures", "breaker_cooldown", "on_change", "scopes", "tool_scopes"},
 }
 
 // validName is what a plugin name may look like: it appears in logs, errors,
@@ -370,6 +385,19 @@ func convertServer(path string, fc fileConfig, s *Server) []error {
 	}
 	s.Audit.File = fs.Audit.File
 	s.Audit.Arguments = fs.Audit.Arguments
+	s.Auth = fs.Auth
+	if s.Auth.Enabled() {
+		if s.Auth.KeyFile != "" && !filepath.IsAbs(s.Auth.KeyFile) {
+			if abs, err := filepath.Abs(path); err == nil {
+				s.Auth.KeyFile = filepath.Join(filepath.Dir(abs), s.Auth.KeyFile)
+			}
+		}
+		if err := s.Auth.Validate(); err != nil {
+			for _, e := range unjoin(err) {
+				problems = append(problems, fmt.Errorf("%s: %w", path, e))
+			}
+		}
+	}
 	if s.Audit.Arguments && s.Audit.File == "" {
 		problems = append(problems, fmt.Errorf("%s: [server.audit] arguments = true needs file to be set", path))
 	}
@@ -457,6 +485,26 @@ func convertPlugin(path, baseDir string, index int, fp filePlugin) (Plugin, []er
 			p.BreakerFailures = *fp.BreakerFails
 		}
 	}
+	validScope := func(key, scope string) {
+		// RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
+		ok := scope != ""
+		for _, r := range scope {
+			ok = ok && r >= 0x21 && r <= 0x7e && r != '"' && r != '\\'
+		}
+		if !ok {
+			bad("%s: %q is not an OAuth scope (printable ASCII, no spaces, quotes or backslashes)", key, scope)
+		}
+	}
+	for _, sc := range fp.Scopes {
+		validScope("scopes", sc)
+	}
+	p.Scopes = fp.Scopes
+	for tool, scopes := range fp.ToolScopes {
+		for _, sc := range scopes {
+			validScope("tool_scopes."+tool, sc)
+		}
+	}
+	p.ToolScopes = fp.ToolScopes
 	switch fp.OnChange {
 	case "", "warn":
 		p.OnChange = "warn"
@@ -559,4 +607,12 @@ func findKeyLine(lines []string, key string) int {
 		}
 	}
 	return 0
+}
+
+// unjoin returns the errors an errors.Join made, or err alone.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }

@@ -90,6 +90,9 @@ func TestParseErrorsNameTheProblem(t *testing.T) {
 		{"metrics listen without enabled", "[server.metrics]\nlisten = \"127.0.0.1:9464\"\n", []string{"[server.metrics]", "enabled is not true"}},
 		{"metrics listen not host:port", "[server.metrics]\nenabled = true\nlisten = \"9464\"\n", []string{"[server.metrics] listen", "not host:port"}},
 		{"audit arguments without file", "[server.audit]\narguments = true\n", []string{"[server.audit]", "needs file"}},
+		{"auth without audience", "[server.auth]\nissuer = \"https://issuer.example.com\"\njwks_url = \"https://issuer.example.com/jwks\"\n", []string{"x.toml", "server.auth.audience: required"}},
+		{"unknown auth key", "[server.auth]\nissuer = \"https://i.example.com\"\nisuer = \"x\"\n", []string{`unknown key "isuer"`, "[server.auth]", "issuer, audience"}},
+		{"bad plugin scope", "[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\nscopes = [\"two words\"]\n", []string{"scopes", "not an OAuth scope"}},
 		{"bad drain delay", "[server]\ndrain_delay = \"soon\"\n", []string{"drain_delay", "not a duration"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,263 @@
+package host_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/testutil"
+)
+
+// authFixture is a host serving hello over HTTP as an OAuth resource
+// server, with an issuer whose key the test holds.
+type authFixture struct {
+	endpoint, base, issuer string
+	key                    *ecdsa.PrivateKey
+	auditFile              string
+}
+
+func newAuthFixture(t *testing.T) *authFixture {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	jwks, err := json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: key.Public(), KeyID: "k1", Algorithm: "ES256", Use: "sig"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "jwks.json"), jwks, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &authFixture{
+		base:      "http://" + ln.Addr().String(),
+		issuer:    "https://issuer.example.com",
+		key:       key,
+		auditFile: filepath.Join(dir, "audit.jsonl"),
+	}
+	f.endpoint = f.base + host.MCPPath
+	cfgPath := filepath.Join(dir, "mcphost.toml")
+	cfgText := fmt.Sprintf(`
+[server]
+watch = false
+[server.auth]
+issuer = %q
+audience = %q
+key_file = "jwks.json"
+scopes = ["mcp"]
+[server.audit]
+file = "audit.jsonl"
+[[plugin]]
+name = "hello"
+path = %q
+tool_scopes = { add = ["math"] }
+[[plugin]]
+name = "everything"
+path = %q
+prefix = "ev_"
+scopes = ["admin"]
+`, f.issuer, f.endpoint, testutil.GoPlugin(t, "plugins/hello"), testutil.GoPlugin(t, "plugins/everything"))
+	if err := os.WriteFile(cfgPath, []byte(cfgText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := host.LoadConfig(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	h, err := host.New(t.Context(), cfg, host.Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: logs})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.ServeHTTP(ctx, ln, 5*time.Second) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		h.Close(context.Background())
+		if t.Failed() {
+			t.Logf("host log:\n%s", logs.String())
+		}
+	})
+	return f
+}
+
+// token mints a token for the fixture's audience with scope and lifetime.
+func (f *authFixture) token(t *testing.T, aud, scope string, ttl time.Duration) string {
+	t.Helper()
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: jose.JSONWebKey{Key: f.key, KeyID: "k1"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	tok, err := jwt.Signed(signer).Claims(map[string]any{
+		"iss": f.issuer, "aud": aud, "sub": "alice", "scope": scope,
+		"iat": now.Unix(), "exp": now.Add(ttl).Unix(),
+	}).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// bearer adds a token to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+func (f *authFixture) connect(t *testing.T, token string) (*mcp.ClientSession, error) {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "auth-test", Version: "1"}, nil)
+	transport := &mcp.StreamableClientTransport{
+		Endpoint:   f.endpoint,
+		HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}},
+	}
+	cs, err := client.Connect(t.Context(), transport, nil)
+	if err == nil {
+		t.Cleanup(func() { cs.Close() })
+	}
+	return cs, err
+}
+
+func TestAuthUnauthenticatedGets401PointingAtMetadata(t *testing.T) {
+	f := newAuthFixture(t)
+	resp, err := http.Post(f.endpoint, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	challenge := resp.Header.Get("WWW-Authenticate")
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(challenge, `resource_metadata="`+f.base+"/.well-known/oauth-protected-resource/mcp") {
+		t.Fatalf("no token: %d, WWW-Authenticate %q", resp.StatusCode, challenge)
+	}
+	status, body := get(t, f.base+"/.well-known/oauth-protected-resource/mcp")
+	var prm struct {
+		Resource             string   `json:"resource"`
+		AuthorizationServers []string `json:"authorization_servers"`
+	}
+	if err := json.Unmarshal([]byte(body), &prm); err != nil || status != http.StatusOK {
+		t.Fatalf("metadata: %d %v %s", status, err, body)
+	}
+	if prm.Resource != f.endpoint || len(prm.AuthorizationServers) != 1 || prm.AuthorizationServers[0] != f.issuer {
+		t.Errorf("metadata = %+v", prm)
+	}
+}
+
+func TestAuthTokensForAnotherAudienceOrExpiredAreRefused(t *testing.T) {
+	f := newAuthFixture(t)
+	for name, tok := range map[string]string{
+		"other audience": f.token(t, "https://other.example.com/mcp", "mcp", time.Hour),
+		"expired":        f.token(t, f.endpoint, "mcp", -time.Hour),
+		"missing scope":  f.token(t, f.endpoint, "profile", time.Hour),
+	} {
+		if _, err := f.connect(t, tok); err == nil {
+			t.Errorf("%s: connected", name)
+		}
+	}
+}
+
+func TestAuthScopesHideAndRefuseTools(t *testing.T) {
+	f := newAuthFixture(t)
+
+	// Without the math scope, add is neither listed nor callable.
+	cs, err := f.connect(t, f.token(t, f.endpoint, "mcp", time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := strings.Join(toolNames(t, cs), ",")
+	if !strings.Contains(names, "echo") || strings.Contains(names, "add") || strings.Contains(names, "ev_") {
+		t.Errorf("tools without the math and admin scopes: %s", names)
+	}
+	// A plugin's scopes cover its prompts and resources too.
+	prompts, err := cs.ListPrompts(t.Context(), nil)
+	if err != nil || len(prompts.Prompts) != 0 {
+		t.Errorf("prompts without the admin scope = %v, %v; want none", prompts, err)
+	}
+	if _, err := cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "test_simple_prompt"}); err == nil || !strings.Contains(err.Error(), "insufficient scope") {
+		t.Errorf("prompts/get without the admin scope = %v", err)
+	}
+	if _, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "test://static-text"}); err == nil || !strings.Contains(err.Error(), "insufficient scope") {
+		t.Errorf("resources/read without the admin scope = %v", err)
+	}
+	if _, text := callText(t, cs, "echo", map[string]any{"text": "hi"}); text != "hi" {
+		t.Errorf("echo = %q", text)
+	}
+	// The HTTP answer is 403 insufficient_scope, naming the scope to ask
+	// for (go-sdk's client then ends the session: it would need a new
+	// token).
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}`
+	req, _ := http.NewRequest(http.MethodPost, f.endpoint, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+f.token(t, f.endpoint, "mcp", time.Hour))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if challenge := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusForbidden ||
+		!strings.Contains(challenge, `error="insufficient_scope"`) || !strings.Contains(challenge, "math") {
+		t.Errorf("add without the math scope: %d, WWW-Authenticate %q", resp.StatusCode, challenge)
+	}
+	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 1, "b": 2}}); err == nil || !strings.Contains(err.Error(), "Forbidden") {
+		t.Errorf("add through the client without the math scope = %v, want Forbidden", err)
+	}
+
+	// With it, add is there and works.
+	cs2, err := f.connect(t, f.token(t, f.endpoint, "mcp math admin", time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs2.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "test_simple_prompt"}); err != nil {
+		t.Errorf("prompts/get with the admin scope: %v", err)
+	}
+	if names := strings.Join(toolNames(t, cs2), ","); !strings.Contains(names, "add") {
+		t.Errorf("tools with the math scope: %s", names)
+	}
+	if res, _ := callText(t, cs2, "add", map[string]any{"a": 1, "b": 2}); res.IsError {
+		t.Errorf("add with the math scope failed: %+v", res)
+	}
+
+	// The audit log names the token's subject.
+	entries := readAudit(t, f.auditFile)
+	var outcomes []string
+	for _, e := range entries {
+		outcomes = append(outcomes, e.Name+":"+e.Outcome)
+		if e.Subject != "alice" {
+			t.Errorf("audit entry = %+v, want subject alice", e)
+		}
+	}
+	want := "test_simple_prompt:denied,test://static-text:denied,echo:ok,test_simple_prompt:ok,add:ok"
+	if got := strings.Join(outcomes, ","); got != want {
+		t.Errorf("audit outcomes = %s, want %s", got, want)
+	}
+}
