@@ -80,5 +80,12 @@ test: plugins-check plugins vet
 conformance: build plugins
 	scripts/run-conformance.sh
 
+# Performance figures of BENCHMARKS.md (issue #9): Go benchmarks, then the
+# load generator against mcphost and a native go-sdk server in the same run.
+# Not part of `make test`; see scripts/bench.sh for its knobs (BENCH_*).
+.PHONY: bench
+bench:
+	scripts/bench.sh
+
 clean:
 	rm -rf bin $(foreach d,$(GO_PLUGINS),$(d)/$(notdir $(d)).wasm)

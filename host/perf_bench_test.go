@@ -2,7 +2,10 @@ package host_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -10,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,7 +26,7 @@ import (
 
 // Benchmarks of issue #9 (figures in BENCHMARKS.md; `make bench` runs them):
 //
-//	go test -run '^$' -bench 'CallEcho|HostStart|ToolsList|IdlePluginMemory' ./host/
+//	go test -run '^$' -bench 'CallEcho|HTTPEcho|HostStart|ToolsList|IdlePluginMemory' ./host/
 //
 // Plugins are built from source by testutil; the compilation cache is a
 // directory of the benchmark's own, so nothing depends on the user cache.
@@ -338,4 +342,145 @@ func benchCacheDir(b *testing.B) string {
 		b.Fatal(err)
 	}
 	return dir
+}
+
+// serveBench serves handler on a loopback port until b ends and returns
+// the MCP endpoint's URL.
+func serveBench(b *testing.B, handler func(addr string) http.Handler) string {
+	b.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: handler(ln.Addr().String()), ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			srv.Close()
+		}
+		if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			b.Errorf("serve: %v", err)
+		}
+	})
+	return "http://" + ln.Addr().String() + host.MCPPath
+}
+
+// nativeHTTPHandler serves nativeEchoServer as bench/nativeserver does:
+// the StreamableHTTPHandler options mcphost uses (host/http.go).
+func nativeHTTPHandler(stateless bool) http.Handler {
+	server := nativeEchoServer()
+	opts := &mcp.StreamableHTTPOptions{Stateless: stateless, SessionTimeout: 30 * time.Minute}
+	if !stateless {
+		opts.EventStore = mcp.NewMemoryEventStore(nil)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(host.MCPPath, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, opts))
+	return mux
+}
+
+// BenchmarkHTTPEcho is bench/loadgen inside a benchmark, so that it can be
+// profiled (-cpuprofile) with client and server in one process: 8 go-sdk
+// client sessions over Streamable HTTP on loopback, each calling echo
+// {"text":"hello"} back to back, against mcphost (plugins/everything) and
+// the native go-sdk server, stateful (2025-11-25) and stateless
+// (2026-07-28). b.N calls are split between the sessions; calls/s is the
+// throughput, p50/p99 the latency of one call. The client's own cost is in
+// every figure (it shares the CPUs); compare mcphost with native.
+func BenchmarkHTTPEcho(b *testing.B) {
+	const sessions = 8
+	wasm := testutil.GoPlugin(b, "plugins/everything")
+	for _, mode := range []struct {
+		name, version string
+		stateless     bool
+	}{
+		{"stateful", "2025-11-25", false},
+		{"stateless", "2026-07-28", true},
+	} {
+		h := newBenchHost(b, fmt.Sprintf(`
+[server]
+watch = false
+stateless = %v
+cache_dir = %q
+[[plugin]]
+name = "everything"
+path = %q
+`, mode.stateless, benchCacheDir(b), wasm))
+		targets := []struct {
+			name    string
+			handler func(addr string) http.Handler
+		}{
+			{"mcphost", h.HTTPHandler},
+			{"native", func(string) http.Handler { return nativeHTTPHandler(mode.stateless) }},
+		}
+		for _, target := range targets {
+			b.Run(fmt.Sprintf("%s/%s/c=%d", target.name, mode.name, sessions), func(b *testing.B) {
+				endpoint := serveBench(b, target.handler)
+				httpClient := &http.Client{Transport: &http.Transport{
+					MaxIdleConns: 4 * sessions, MaxIdleConnsPerHost: 4 * sessions, DisableCompression: true,
+				}}
+				b.Cleanup(httpClient.CloseIdleConnections)
+				client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+				css := make([]*mcp.ClientSession, sessions)
+				for i := range css {
+					cs, err := client.Connect(b.Context(), &mcp.StreamableClientTransport{
+						Endpoint: endpoint, HTTPClient: httpClient, MaxRetries: -1,
+					}, &mcp.ClientSessionOptions{ProtocolVersion: mode.version})
+					if err != nil {
+						b.Fatalf("connect: %v", err)
+					}
+					b.Cleanup(func() { cs.Close() })
+					css[i] = cs
+				}
+				params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}}
+				ctx := context.Background()
+				call := func(cs *mcp.ClientSession) error {
+					res, err := cs.CallTool(ctx, params)
+					if err != nil {
+						return err
+					}
+					if res.IsError {
+						return fmt.Errorf("tool error: %v", res.Content)
+					}
+					return nil
+				}
+				for _, cs := range css { // warm: a first call per session
+					if err := call(cs); err != nil {
+						b.Fatal(err)
+					}
+				}
+				lat := make([][]time.Duration, sessions)
+				var wg sync.WaitGroup
+				b.ReportAllocs()
+				b.ResetTimer()
+				begin := time.Now()
+				for i, cs := range css {
+					n := b.N / sessions
+					if i < b.N%sessions {
+						n++
+					}
+					wg.Go(func() {
+						own := make([]time.Duration, 0, n)
+						for range n {
+							t := time.Now()
+							err := call(cs)
+							own = append(own, time.Since(t))
+							if err != nil {
+								b.Error(err)
+								return
+							}
+						}
+						lat[i] = own
+					})
+				}
+				wg.Wait()
+				took := time.Since(begin)
+				b.StopTimer()
+				b.ReportMetric(float64(b.N)/took.Seconds(), "calls/s")
+				reportPercentiles(b, slices.Concat(lat...), time.Microsecond, "µs")
+			})
+		}
+	}
 }

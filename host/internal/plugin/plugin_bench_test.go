@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -36,19 +38,26 @@ var echoInput = []byte(`{"request":{"name":"echo","arguments":{"text":"hello"}},
 // filled (so b's timer never includes compilation).
 func loadEverything(b *testing.B, instances int) *plugin.Plugin {
 	b.Helper()
-	wasm, err := os.ReadFile(testutil.GoPlugin(b, "plugins/everything"))
+	return loadPlugin(b, "everything", testutil.GoPlugin(b, "plugins/everything"), instances)
+}
+
+// loadPlugin loads the Wasm file at path as mcphost does, with up to
+// instances instances, and closes it when b ends.
+func loadPlugin(b *testing.B, name, path string, instances int) *plugin.Plugin {
+	b.Helper()
+	wasm, err := os.ReadFile(path)
 	if err != nil {
 		b.Fatal(err)
 	}
 	p, err := plugin.Load(b.Context(), plugin.Options{
-		Name:           "everything",
+		Name:           name,
 		Wasm:           wasm,
 		Timeout:        30 * time.Second,
 		MemoryMB:       128,
 		MaxInstances:   instances,
 		MaxOutputBytes: 4 << 20,
 		CacheDir:       benchCacheDir(b),
-		HostFunctions:  hostfn.Functions("everything", hclog.NewNullLogger(), nopNotifier{}, nil),
+		HostFunctions:  hostfn.Functions(name, hclog.NewNullLogger(), nopNotifier{}, nil),
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -119,8 +128,13 @@ var (
 // guest's JSON decoding and dispatch. Goal (issue #9): p50 <= 20 µs.
 //   - minimal: the smallest envelope (no _meta, no capabilities);
 //   - stateful, stateless: the envelopes the host really sends (above);
-//   - text=4KiB: a 4 KiB text in and out (the cost of Extism's kernel
-//     copies, 8 bytes per host call, shows).
+//   - text=4KiB: a 4 KiB text in and out (the guest's JSON work grows
+//     with the text, and with it the termination checks, see
+//     BenchmarkExtismFloor);
+//   - wat-ping: plugins/wat's ping tool, a guest with no runtime and no
+//     JSON parser: what the hop costs the host (pool, deadline, Extism)
+//     when the guest does almost nothing. Skipped when plugins/wat/wat.wasm
+//     has not been built.
 func BenchmarkWasmHop(b *testing.B) {
 	p := loadEverything(b, 1)
 	ctx := context.Background()
@@ -134,8 +148,17 @@ func BenchmarkWasmHop(b *testing.B) {
 		{"stateful", envelopeStateful, `"hello"`},
 		{"stateless", envelopeStateless, `"hello"`},
 		{"text=4KiB", []byte(`{"request":{"name":"echo","arguments":{"text":"` + big + `"}},"context":{}}`), big},
+		{"wat-ping", []byte(`{"request":{"name":"ping","arguments":{}},"context":{}}`), `pong`},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
+			p := p
+			if tc.name == "wat-ping" {
+				wat := filepath.Join(testutil.RepoRoot(b), "plugins", "wat", "wat.wasm")
+				if _, err := os.Stat(wat); err != nil {
+					b.Skip("plugins/wat/wat.wasm not built")
+				}
+				p = loadPlugin(b, "wat", wat, 1)
+			}
 			check := func(out []byte) {
 				if !strings.Contains(string(out), tc.want) {
 					b.Fatalf("echo returned %.200s", out)
@@ -165,47 +188,68 @@ func BenchmarkWasmHop(b *testing.B) {
 	}
 }
 
+// extismInstance compiles wasm as mcphost does (plugin.Load's runtime
+// config, the compilation cache of this process's benchmarks) except that
+// the termination checks are on only when checked is set, and returns one
+// instance, closed when b ends.
+func extismInstance(b *testing.B, wasm []byte, checked bool, funcs []extism.HostFunction) *extism.Plugin {
+	b.Helper()
+	ctx := context.Background()
+	cache, err := wazero.NewCompilationCacheWithDir(benchCacheDir(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cache.Close(ctx) })
+	compiled, err := extism.NewCompiledPlugin(ctx, extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: wasm}}},
+		extism.PluginConfig{
+			RuntimeConfig: wazero.NewRuntimeConfig().WithCloseOnContextDone(checked).WithCompilationCache(cache).
+				WithMemoryLimitPages(128 * 16).WithMemoryCapacityFromMax(true),
+			EnableWasi: true,
+		}, funcs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { compiled.Close(ctx) })
+	inst, err := compiled.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: wazero.NewModuleConfig()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { inst.Close(ctx) })
+	return inst
+}
+
 // BenchmarkExtismFloor decomposes the hop: the same plugin called through
 // Extism directly, without mcphost's pool or deadline.
 //   - abi_version: an export with no input, no output and no JSON (Extism's
 //     fixed cost per call: reset, input_set, output and error lookups, plus
 //     entering the Go guest's runtime);
 //   - call_tool: the echo call (adds the guest's JSON work and the output
-//     copied through Extism's kernel).
+//     copied through Extism's kernel);
+//   - call_tool-unchecked: the same without WithCloseOnContextDone, which
+//     mcphost must set (without it a looping plugin cannot be stopped):
+//     wazero 1.12 then calls into Go at every loop back-edge of the guest
+//     (wazero issue #2466), and the difference is what those checks cost.
 func BenchmarkExtismFloor(b *testing.B) {
 	wasm, err := os.ReadFile(testutil.GoPlugin(b, "plugins/everything"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	cache, err := wazero.NewCompilationCacheWithDir(benchCacheDir(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cache.Close(ctx)
-	compiled, err := extism.NewCompiledPlugin(ctx, extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: wasm}}},
-		extism.PluginConfig{
-			RuntimeConfig: wazero.NewRuntimeConfig().WithCloseOnContextDone(true).WithCompilationCache(cache).
-				WithMemoryLimitPages(128 * 16).WithMemoryCapacityFromMax(true),
-			EnableWasi: true,
-		}, hostfn.Functions("everything", hclog.NewNullLogger(), nopNotifier{}, nil))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer compiled.Close(ctx)
-	inst, err := compiled.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: wazero.NewModuleConfig()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer inst.Close(ctx)
+	funcs := hostfn.Functions("everything", hclog.NewNullLogger(), nopNotifier{}, nil)
+	checked := extismInstance(b, wasm, true, funcs)
 	for _, tc := range []struct {
 		name, export string
 		input        []byte
 	}{
 		{"abi_version", abi.VersionExport, nil},
 		{"call_tool", abi.ExportCallTool, echoInput},
+		{"call_tool-unchecked", abi.ExportCallTool, echoInput},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
+			inst := checked
+			if strings.HasSuffix(tc.name, "-unchecked") {
+				inst = extismInstance(b, wasm, false, funcs)
+			}
 			if _, _, err := inst.CallWithContext(ctx, tc.export, tc.input); err != nil {
 				b.Fatal(err)
 			}
@@ -266,7 +310,7 @@ func BenchmarkBridgeCallTool(b *testing.B) {
 // callers queueing for the 2 instances.
 func BenchmarkCallers(b *testing.B) {
 	for _, callers := range []int{1, 2, 4} {
-		b.Run("callers="+string(rune('0'+callers)), func(b *testing.B) {
+		b.Run("callers="+strconv.Itoa(callers), func(b *testing.B) {
 			p := loadEverything(b, 2)
 			ctx := context.Background()
 			// Warm both instances.
@@ -301,5 +345,52 @@ func BenchmarkCallers(b *testing.B) {
 			b.StopTimer()
 			b.ReportMetric(float64(b.N)/time.Since(begin).Seconds(), "calls/s")
 		})
+	}
+}
+
+// BenchmarkHopFloor decomposes the hop with bench/plugins/hopfloor, whose
+// exports each do one more step of what the Go SDK's call_tool does, called
+// through Extism directly (no pool, no deadline), for a 5-byte and a
+// 4 KiB text; decode_encode-unchecked is decode_encode without wazero's
+// termination checks (see BenchmarkExtismFloor).
+func BenchmarkHopFloor(b *testing.B) {
+	wasm, err := os.ReadFile(testutil.GoPlugin(b, "bench/plugins/hopfloor"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	checked, unchecked := extismInstance(b, wasm, true, nil), extismInstance(b, wasm, false, nil)
+	for _, size := range []struct {
+		name  string
+		input []byte
+	}{
+		{"hello", echoInput},
+		{"4KiB", []byte(`{"request":{"name":"echo","arguments":{"text":"` + strings.Repeat("x", 4096) + `"}},"context":{}}`)},
+	} {
+		for _, name := range []string{"nothing", "input_only", "raw", "decode", "decode_encode", "decode_encode-unchecked"} {
+			inst := checked
+			export, ok := strings.CutSuffix(name, "-unchecked")
+			if ok {
+				inst = unchecked
+			}
+			b.Run(size.name+"/"+name, func(b *testing.B) {
+				if _, _, err := inst.CallWithContext(ctx, export, size.input); err != nil {
+					b.Fatal(err)
+				}
+				lat := make([]time.Duration, 0, b.N)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					begin := time.Now()
+					_, _, err := inst.CallWithContext(ctx, export, size.input)
+					lat = append(lat, time.Since(begin))
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				reportLatencies(b, lat)
+			})
+		}
 	}
 }

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# make bench: the performance figures of issue #9 (BENCHMARKS.md).
+#
+#   1. builds mcphost, plugins/everything, bench/loadgen and
+#      bench/nativeserver into a results directory (nothing in the tree is
+#      touched);
+#   2. runs the Go benchmarks: the Wasm hop and its decomposition, 1 vs 2
+#      callers, host start, tools/list over 1,000 tools, idle memory,
+#      tools/call in memory and over HTTP against a native go-sdk server;
+#   3. runs the load generator against mcphost (plugins/everything, echo) and
+#      the native go-sdk server, in the same run, interleaved, stateful and
+#      stateless, for each session count;
+#   4. prints a summary (bench/summary) with each figure beside its goal.
+#
+# Timing never fails anything here; the exit status says only whether the
+# runs themselves worked. Environment (defaults in brackets):
+#   BENCH_C        session counts for the load runs ["1 8 32"]
+#   BENCH_D        duration of one load run [5s]
+#   BENCH_ROUNDS   rounds of the load runs; the summary takes the median [2]
+#   BENCH_TIME     -benchtime of the latency benchmarks [2s]
+#   BENCH_COUNT    -count of the Go benchmarks [3]
+#   BENCH_ONLY     "go" or "load" to run only that part
+#   BENCH_PROFILE  1: also write CPU profiles of the hop and of HTTP echo,
+#                  and print their pprof top
+#   BENCH_PORT     first of the two loopback ports used [18810]
+#   BENCH_OUT      results directory [a new temporary directory]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+GO=${GO:-go}
+cs=${BENCH_C:-"1 8 32"}
+dur=${BENCH_D:-5s}
+rounds=${BENCH_ROUNDS:-2}
+benchtime=${BENCH_TIME:-2s}
+count=${BENCH_COUNT:-3}
+only=${BENCH_ONLY:-}
+profile=${BENCH_PROFILE:-0}
+port=${BENCH_PORT:-18810}
+out=${BENCH_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/mcphost-bench.XXXXXX")}
+mkdir -p "$out/bin"
+
+pids=()
+cleanup() {
+	for pid in "${pids[@]}"; do
+		kill -TERM "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+}
+trap cleanup EXIT
+
+machine() {
+	echo "date:    $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "cpu:     $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -1) ($(nproc) CPUs)"
+	echo "go:      $($GO version)"
+	echo "loadavg: $(cat /proc/loadavg 2>/dev/null || echo unknown)"
+	echo "commit:  $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (modified tree)')"
+}
+echo "== bench: results in $out"
+machine | tee "$out/machine.txt"
+
+echo "== build"
+$GO build -o "$out/bin/mcphost" ./cmd/mcphost
+$GO build -o "$out/bin/loadgen" ./bench/loadgen
+$GO build -o "$out/bin/nativeserver" ./bench/nativeserver
+$GO build -o "$out/bin/summary" ./bench/summary
+GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 $GO build -buildmode=c-shared -o "$out/everything.wasm" ./plugins/everything
+
+gobench() { # package, bench regexp, benchtime, [extra flags...]
+	local pkg=$1 re=$2 bt=$3
+	shift 3
+	echo "-- go test -run '^\$' -bench '$re' -benchtime $bt -count $count $* $pkg" | tee -a "$out/gobench.txt"
+	$GO test -run '^$' -bench "$re" -benchtime "$bt" -count "$count" "$@" "$pkg" 2>&1 | tee -a "$out/gobench.txt" | grep -E '^(Benchmark|ok|FAIL|---)' || true
+	if grep -q '^FAIL' "$out/gobench.txt"; then
+		echo "bench: $pkg failed" >&2
+		return 1
+	fi
+}
+
+if [ "$only" != load ]; then
+	echo "== Go benchmarks"
+	: >"$out/gobench.txt"
+	gobench ./host/internal/plugin/ 'WasmHop|ExtismFloor|BridgeCallTool|Callers' "$benchtime"
+	gobench ./host/internal/plugin/ 'HopFloor' 2000x
+	gobench ./host/internal/plugin/ 'IdleInstanceMemory' 1x
+	gobench ./host/ 'CallEcho|ToolsList' "$benchtime"
+	gobench ./host/ 'HTTPEcho' 4000x
+	gobench ./host/ 'HostStart' 5x
+	gobench ./host/ 'IdlePluginMemory' 1x
+	if [ "$profile" = 1 ]; then
+		echo "== CPU profiles"
+		$GO test -run '^$' -bench 'WasmHop/minimal' -benchtime 3s -count 1 \
+			-cpuprofile "$out/hop.cpu" -o "$out/plugin.test" ./host/internal/plugin/ >/dev/null
+		$GO tool pprof -top -nodecount 25 "$out/plugin.test" "$out/hop.cpu" 2>/dev/null | tee "$out/hop.top"
+		$GO test -run '^$' -bench 'HTTPEcho/mcphost/stateful' -benchtime 6000x -count 1 \
+			-cpuprofile "$out/http.cpu" -o "$out/host.test" ./host/ >/dev/null
+		$GO tool pprof -top -cum -nodecount 40 "$out/host.test" "$out/http.cpu" 2>/dev/null | tee "$out/http.top"
+	fi
+fi
+
+wait_listening() { # port pid log
+	for _ in $(seq 1 150); do
+		if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
+		if ! kill -0 "$2" 2>/dev/null; then
+			echo "bench: server on port $1 exited:" >&2
+			cat "$3" >&2
+			return 1
+		fi
+		sleep 0.1
+	done
+	echo "bench: nothing listening on port $1" >&2
+	return 1
+}
+
+if [ "$only" != go ]; then
+	echo "== Load: $rounds round(s) of ${dur} per target and session count ($cs)"
+	cat >"$out/bench.toml" <<EOF
+# mcphost serving plugins/everything for scripts/bench.sh.
+[server]
+name = "mcphost-bench"
+log_level = "warn"
+watch = false
+
+[[plugin]]
+name = "everything"
+path = "$out/everything.wasm"
+timeout = "30s"
+EOF
+	: >"$out/load.jsonl"
+	for mode in stateful stateless; do
+		flags=() version=2025-11-25
+		if [ "$mode" = stateless ]; then flags=(--stateless) version=2026-07-28; fi
+		mport=$port nport=$((port + 1))
+		"$out/bin/mcphost" serve --config "$out/bench.toml" --http "127.0.0.1:$mport" "${flags[@]}" 2>"$out/mcphost-$mode.log" &
+		mpid=$!
+		pids+=("$mpid")
+		"$out/bin/nativeserver" -http "127.0.0.1:$nport" "${flags[@]}" 2>"$out/native-$mode.log" &
+		npid=$!
+		pids+=("$npid")
+		wait_listening "$mport" "$mpid" "$out/mcphost-$mode.log"
+		wait_listening "$nport" "$npid" "$out/native-$mode.log"
+		for round in $(seq 1 "$rounds"); do
+			for c in $cs; do
+				# Alternate which target goes first, so that a drift in the
+				# machine's load does not always favour the same one.
+				order="mcphost native"
+				if [ $(((round + c) % 2)) -eq 1 ]; then order="native mcphost"; fi
+				for target in $order; do
+					if [ "$target" = mcphost ]; then p=$mport pid=$mpid; else p=$nport pid=$npid; fi
+					"$out/bin/loadgen" -url "http://127.0.0.1:$p/mcp" -label "$target" -pid "$pid" \
+						-c "$c" -d "$dur" -protocol-version "$version" -json >>"$out/load.jsonl"
+					tail -1 "$out/load.jsonl" | sed "s/^/$mode round $round: /"
+				done
+			done
+		done
+		cleanup
+		pids=()
+	done
+fi
+
+echo
+echo "== Summary (load now: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null))"
+cat "$out/machine.txt"
+args=()
+[ -s "$out/gobench.txt" ] && args+=(-gobench "$out/gobench.txt")
+[ -s "$out/load.jsonl" ] && args+=(-load "$out/load.jsonl")
+"$out/bin/summary" "${args[@]}"
+echo "(raw results in $out)"
