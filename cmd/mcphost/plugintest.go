@@ -180,7 +180,7 @@ func testPlugin(ctx context.Context, path string, toolArgs, pluginConfig map[str
 			checks = append(checks, check{Status: checkFail, Kind: "prompt", Name: "prompts/list", Detail: err.Error()})
 			break
 		}
-		checks = append(checks, testPrompt(ctx, cs, prompt))
+		checks = append(checks, testPrompt(ctx, cs, prompt, toolArgs[prompt.Name]))
 	}
 	if len(checks) == 0 {
 		checks = append(checks, check{Status: checkWarn, Kind: "plugin", Name: path, Detail: "offers no tools, resources or prompts"})
@@ -251,13 +251,28 @@ func testResource(ctx context.Context, cs *mcp.ClientSession, r *mcp.Resource) c
 	return c
 }
 
-// testPrompt gets a prompt, with made-up values for its required arguments.
-func testPrompt(ctx context.Context, cs *mcp.ClientSession, p *mcp.Prompt) check {
+// testPrompt gets a prompt with the given arguments or, for each required
+// argument, the plugin's first completion for it (or "example").
+func testPrompt(ctx context.Context, cs *mcp.ClientSession, p *mcp.Prompt, given string) check {
 	c := check{Kind: "prompt", Name: p.Name}
 	args := map[string]string{}
+	if given != "" {
+		if err := json.Unmarshal([]byte(given), &args); err != nil {
+			c.Status, c.Detail = checkSkip, fmt.Sprintf("--args %s: a prompt's arguments are a JSON object of strings: %v", p.Name, err)
+			return c
+		}
+	}
 	for _, a := range p.Arguments {
-		if a.Required {
-			args[a.Name] = "example"
+		if _, ok := args[a.Name]; ok || !a.Required {
+			continue
+		}
+		args[a.Name] = "example"
+		res, err := cs.Complete(ctx, &mcp.CompleteParams{
+			Ref:      &mcp.CompleteReference{Type: "ref/prompt", Name: p.Name},
+			Argument: mcp.CompleteParamsArgument{Name: a.Name},
+		})
+		if err == nil && len(res.Completion.Values) > 0 {
+			args[a.Name] = res.Completion.Values[0]
 		}
 	}
 	c.Args, _ = json.Marshal(args)
