@@ -55,16 +55,7 @@ func start(t testing.TB, cfgText string) *started {
 		"{hello}", testutil.GoPlugin(t, "plugins/hello"),
 		"{faulty}", testutil.GoPlugin(t, "testdata/plugins/faulty"),
 	).Replace(cfgText)
-	cfg, err := host.LoadConfig(testutil.WriteConfig(t, cfgText))
-	if err != nil {
-		t.Fatalf("LoadConfig: %v", err)
-	}
-	logs := &syncBuffer{}
-	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: logs})
-	h, err := host.New(ctx, cfg, host.Options{Logger: logger})
-	if err != nil {
-		t.Fatalf("host.New: %v", err)
-	}
+	h, logs := newHost(t, cfgText)
 	serverT, clientT := mcp.NewInMemoryTransports()
 	ss, err := h.Server().Connect(ctx, serverT, nil)
 	if err != nil {
@@ -78,6 +69,25 @@ func start(t testing.TB, cfgText string) *started {
 	t.Cleanup(func() {
 		cs.Close()
 		ss.Wait()
+	})
+	return &started{host: h, session: cs, log: logs}
+}
+
+// newHost starts a host for cfgText (a config file's text) with its log at
+// debug level in a buffer. When the test ends the host is closed, and the
+// log is printed if the test failed.
+func newHost(t testing.TB, cfgText string) (*host.Host, *syncBuffer) {
+	t.Helper()
+	cfg, err := host.LoadConfig(testutil.WriteConfig(t, cfgText))
+	if err != nil {
+		t.Fatalf("LoadConfig: %v", err)
+	}
+	logs := &syncBuffer{}
+	h, err := host.New(t.Context(), cfg, host.Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: logs})})
+	if err != nil {
+		t.Fatalf("host.New: %v", err)
+	}
+	t.Cleanup(func() {
 		if err := h.Close(context.Background()); err != nil {
 			t.Errorf("host.Close: %v", err)
 		}
@@ -85,7 +95,7 @@ func start(t testing.TB, cfgText string) *started {
 			t.Logf("host log:\n%s", logs.String())
 		}
 	})
-	return &started{host: h, session: cs, log: logs}
+	return h, logs
 }
 
 const helloConfig = `

@@ -6,17 +6,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/internal/testutil"
 )
 
 // TestHyperMCPPluginsLoadUnmodified loads plugins written exactly to
 // hyper-mcp's v1 and v2 plugin ABIs and uses them through a go-sdk client.
 func TestHyperMCPPluginsLoadUnmodified(t *testing.T) {
-	cfg, err := host.LoadConfig(testutil.WriteConfig(t, `
+	h, _ := newHost(t, `
 [server]
 watch = false
 [[plugin]]
@@ -26,21 +24,7 @@ path = "`+testutil.GoPlugin(t, "testdata/plugins/hypermcp-v1")+`"
 name = "v2"
 path = "`+testutil.GoPlugin(t, "testdata/plugins/hypermcp-v2")+`"
 timeout = "10s"
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &syncBuffer{}
-	h, err := host.New(t.Context(), cfg, host.Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: logs})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		h.Close(context.Background())
-		if t.Failed() {
-			t.Logf("host log:\n%s", logs.String())
-		}
-	})
+`)
 	flavors := map[string]string{}
 	for _, p := range h.Plugins() {
 		flavors[p.Name] = p.Flavor

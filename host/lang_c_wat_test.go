@@ -14,7 +14,6 @@ import (
 	"testing"
 
 	extism "github.com/extism/go-sdk"
-	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -39,28 +38,14 @@ func cwatPluginPath(t *testing.T, name string) string {
 // cwatHost starts a host serving only the committed plugin name.
 func cwatHost(t *testing.T, name string) *host.Host {
 	t.Helper()
-	cfg, err := host.LoadConfig(testutil.WriteConfig(t, fmt.Sprintf(`
+	h, _ := newHost(t, fmt.Sprintf(`
 [server]
 watch = false
 [[plugin]]
 name = %s
 path = %s
 timeout = "10s"
-`, strconv.Quote(name), strconv.Quote(cwatPluginPath(t, name)))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &syncBuffer{}
-	h, err := host.New(t.Context(), cfg, host.Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: logs})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		h.Close(context.Background())
-		if t.Failed() {
-			t.Logf("host log:\n%s", logs.String())
-		}
-	})
+`, strconv.Quote(name), strconv.Quote(cwatPluginPath(t, name))))
 	return h
 }
 

@@ -20,12 +20,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/internal/plugin"
 	"github.com/mcphost/mcphost/internal/testutil"
 )
@@ -45,7 +43,7 @@ func rustASWasm(t *testing.T, name string) string {
 // connects a go-sdk client to it in memory.
 func rustASHost(t *testing.T, name string) *mcp.ClientSession {
 	t.Helper()
-	cfg, err := host.LoadConfig(testutil.WriteConfig(t, `
+	h, _ := newHost(t, `
 [server]
 watch = false
 [[plugin]]
@@ -53,21 +51,7 @@ name = "`+name+`"
 path = "`+rustASWasm(t, name)+`"
 timeout = "10s"
 memory_mb = 32
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &syncBuffer{}
-	h, err := host.New(t.Context(), cfg, host.Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: logs})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		h.Close(context.Background())
-		if t.Failed() {
-			t.Logf("host log:\n%s", logs.String())
-		}
-	})
+`)
 	return connect(t, h, nil, "")
 }
 

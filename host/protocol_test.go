@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -19,28 +18,14 @@ import (
 // it with connect.
 func everythingHost(t *testing.T) *host.Host {
 	t.Helper()
-	cfg, err := host.LoadConfig(testutil.WriteConfig(t, `
+	h, _ := newHost(t, `
 [server]
 watch = false
 [[plugin]]
 name = "everything"
 path = "`+testutil.GoPlugin(t, "plugins/everything")+`"
 timeout = "10s"
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &syncBuffer{}
-	h, err := host.New(t.Context(), cfg, host.Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: logs})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		h.Close(context.Background())
-		if t.Failed() {
-			t.Logf("host log:\n%s", logs.String())
-		}
-	})
+`)
 	return h
 }
 
