@@ -51,6 +51,7 @@ func findHAProxy() string {
 	return ""
 }
 
+// requireHAProxy returns the haproxy executable, or skips the test.
 func requireHAProxy(t *testing.T) string {
 	t.Helper()
 	p := findHAProxy()
@@ -336,6 +337,7 @@ func buildMCPHost(t *testing.T) string {
 	return out
 }
 
+// listenLoopback listens on a free loopback port until the test ends.
 func listenLoopback(t *testing.T) *net.TCPListener {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -444,6 +446,7 @@ func startHAProxy(t *testing.T, haproxy, config string, front, stats *net.TCPLis
 	return p
 }
 
+// hasExited reports whether the process has exited.
 func (p *process) hasExited() bool {
 	select {
 	case <-p.exited:
@@ -453,6 +456,7 @@ func (p *process) hasExited() bool {
 	}
 }
 
+// opsPort is the port of the replica's /metrics, /healthz and /readyz.
 func (p *process) opsPort() string {
 	_, port, _ := net.SplitHostPort(p.opsAddr)
 	return port
@@ -484,7 +488,7 @@ func (p *process) readyz() int {
 	return code
 }
 
-// metrics returns the samples of the replica's /metrics whose name and
+// metric returns the samples of the replica's /metrics whose name and
 // labels start with prefix, summed.
 func (p *process) metric(t *testing.T, prefix string) float64 {
 	t.Helper()
@@ -553,6 +557,8 @@ func (s *haproxyStats) status(t *testing.T, server string) string {
 	return s.row(t, server)["status"]
 }
 
+// backendCounter is one column of backend mcphost's totals, e.g. wretr
+// (retries) or wredis (redispatches).
 func (s *haproxyStats) backendCounter(t *testing.T, col string) string {
 	return s.row(t, "BACKEND")[col]
 }
@@ -619,6 +625,7 @@ func call(cs *mcp.ClientSession, tool string, args map[string]any, want string) 
 	return nil
 }
 
+// contentText is the text of a result's first text content.
 func contentText(res *mcp.CallToolResult) string {
 	for _, c := range res.Content {
 		if t, ok := c.(*mcp.TextContent); ok {
@@ -628,6 +635,7 @@ func contentText(res *mcp.CallToolResult) string {
 	return ""
 }
 
+// record counts a call: answered (err == nil) or failed.
 func (c *callers) record(err error) {
 	if err == nil {
 		c.ok.Add(1)
@@ -636,6 +644,7 @@ func (c *callers) record(err error) {
 	c.fail(err)
 }
 
+// fail counts a failed call and keeps the first few errors.
 func (c *callers) fail(err error) {
 	c.failed.Add(1)
 	c.mu.Lock()
@@ -645,6 +654,7 @@ func (c *callers) fail(err error) {
 	}
 }
 
+// failures returns the first errors kept by fail.
 func (c *callers) failures() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -667,6 +677,7 @@ type auditEntry struct {
 	Error      string    `json:"error"`
 }
 
+// readAudit reads a replica's audit log.
 func readAudit(t *testing.T, path string) []auditEntry {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -686,6 +697,7 @@ func readAudit(t *testing.T, path string) []auditEntry {
 	}
 }
 
+// exitStatus describes how a process ended, as its Wait error.
 func exitStatus(err error) string {
 	if err == nil {
 		return "exit status 0"
