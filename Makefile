@@ -72,6 +72,7 @@ vet:
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./sdk/... $(addprefix ./,$(GO_PLUGINS))
 
 test: plugins-check plugins vet
+	@scripts/ensure-haproxy.sh
 	$(GO) test -race -count=1 ./...
 	$(MAKE) conformance
 
