@@ -325,6 +325,7 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 
 		Env:               env,
 		ReadOnlyDirs:      pc.AllowedPaths,
+		WritableDirs:      pc.WritablePaths,
 		MaxCallsPerSecond: pc.MaxCallsPerSecond,
 		BreakerFailures:   pc.BreakerFailures,
 		BreakerCooldown:   pc.BreakerCooldown,
@@ -352,6 +353,9 @@ func grants(pc config.Plugin) []string {
 	}
 	for hostDir, guest := range pc.AllowedPaths {
 		g = append(g, fmt.Sprintf("files: %s as %s (read-only)", hostDir, guest))
+	}
+	for hostDir, guest := range pc.WritablePaths {
+		g = append(g, fmt.Sprintf("files: %s as %s (read-write)", hostDir, guest))
 	}
 	if len(pc.Env) > 0 {
 		g = append(g, "environment: "+strings.Join(pc.Env, ", "))

@@ -73,12 +73,6 @@ func TestFilesAreDeniedUnlessGranted(t *testing.T) {
 			t.Error("plugin broken after refused reads")
 		}
 	})
-	t.Run("writable is refused", func(t *testing.T) {
-		_, err := host.LoadConfig(testutil.WriteConfig(t, fmt.Sprintf("[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\nallowed_paths = { \"rw:%s\" = \"/data\" }\n", granted)))
-		if err == nil || !strings.Contains(err.Error(), "writable directories are not supported yet") {
-			t.Errorf("rw: grant = %v", err)
-		}
-	})
 }
 
 func TestEnvironmentIsDeniedUnlessGranted(t *testing.T) {

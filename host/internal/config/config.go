@@ -10,6 +10,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -139,6 +140,10 @@ type Plugin struct {
 	// AllowedPaths maps a host directory to the guest path where the
 	// plugin sees it, read-only.
 	AllowedPaths map[string]string
+	// WritablePaths maps a host directory granted with the "rw:" prefix in
+	// allowed_paths to the guest path where the plugin may read and write
+	// it.
+	WritablePaths map[string]string
 	// AllowedHosts are the hosts the plugin may send HTTP requests to
 	// ("api.example.com", "*.example.com", "*").
 	AllowedHosts []string
@@ -441,15 +446,13 @@ func convertPlugin(path, baseDir string, index int, fp filePlugin) (Plugin, []er
 		}
 	}
 	p.Env = fp.Env
-	if len(fp.AllowedPaths) > 0 {
-		p.AllowedPaths = map[string]string{}
-	}
-	for hostDir, guest := range fp.AllowedPaths {
-		if strings.HasPrefix(hostDir, "rw:") {
-			bad("allowed_paths: %q: writable directories are not supported yet; grant it read-only (drop \"rw:\")", hostDir)
-			continue
+	guests := map[string]string{} // guest path -> the key that mounts it
+	for _, key := range slices.Sorted(maps.Keys(fp.AllowedPaths)) {
+		guest := fp.AllowedPaths[key]
+		hostDir, writable := strings.CutPrefix(key, "rw:")
+		if !writable {
+			hostDir = strings.TrimPrefix(hostDir, "ro:")
 		}
-		hostDir = strings.TrimPrefix(hostDir, "ro:")
 		if !filepath.IsAbs(hostDir) {
 			hostDir = filepath.Join(baseDir, hostDir)
 		}
@@ -461,7 +464,20 @@ func convertPlugin(path, baseDir string, index int, fp filePlugin) (Plugin, []er
 			bad("allowed_paths: guest path %q for %q must be absolute (e.g. \"/data\")", guest, hostDir)
 			continue
 		}
-		p.AllowedPaths[filepath.Clean(hostDir)] = filepath.Clean(guest)
+		guest = filepath.Clean(guest)
+		if other, ok := guests[guest]; ok {
+			bad("allowed_paths: %q and %q are both mounted at %q", other, key, guest)
+			continue
+		}
+		guests[guest] = key
+		grant := &p.AllowedPaths
+		if writable {
+			grant = &p.WritablePaths
+		}
+		if *grant == nil {
+			*grant = map[string]string{}
+		}
+		(*grant)[filepath.Clean(hostDir)] = guest
 	}
 	for _, h := range fp.AllowedHosts {
 		if h == "" || strings.ContainsAny(h, "/:@ ") || (strings.Contains(h, "*") && h != "*" && !strings.HasPrefix(h, "*.")) {

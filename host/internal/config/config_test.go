@@ -1,6 +1,7 @@
 package config
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -135,5 +136,40 @@ func unwrapAll(err error) error {
 			return err
 		}
 		err = u.Unwrap()
+	}
+}
+
+// TestParseAllowedPathsReadOnlyAndWritable: a host directory is read-only
+// unless its key has the "rw:" prefix ("ro:" is the explicit default);
+// relative directories are resolved beside the config, and one guest path
+// cannot be mounted twice.
+func TestParseAllowedPathsReadOnlyAndWritable(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"data", "scratch", "docs"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfgPath := filepath.Join(dir, "mcphost.toml")
+	plugin := "[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\n"
+	cfg, err := Parse(cfgPath, []byte(plugin+`allowed_paths = { "./data" = "/data", "rw:./scratch" = "/scratch/", "ro:docs" = "/docs" }`+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Plugins[0]
+	wantRO := map[string]string{filepath.Join(dir, "data"): "/data", filepath.Join(dir, "docs"): "/docs"}
+	wantRW := map[string]string{filepath.Join(dir, "scratch"): "/scratch"}
+	if !maps.Equal(p.AllowedPaths, wantRO) || !maps.Equal(p.WritablePaths, wantRW) {
+		t.Errorf("read-only %v, writable %v; want %v, %v", p.AllowedPaths, p.WritablePaths, wantRO, wantRW)
+	}
+
+	for _, tc := range []struct{ paths, want string }{
+		{`{ "rw:./missing" = "/m" }`, "is not a directory"},
+		{`{ "rw:./scratch" = "scratch" }`, "must be absolute"},
+		{`{ "./data" = "/x", "rw:./scratch" = "/x/" }`, `both mounted at "/x"`},
+	} {
+		if _, err := Parse(cfgPath, []byte(plugin+"allowed_paths = "+tc.paths+"\n")); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("allowed_paths = %s: %v, want %q", tc.paths, err, tc.want)
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -23,6 +24,7 @@ import (
 	extism "github.com/extism/go-sdk"
 	"github.com/hashicorp/go-hclog"
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"golang.org/x/time/rate"
 
 	"github.com/mcphost/mcphost/abi"
@@ -61,6 +63,11 @@ type Options struct {
 	// plugin sees them, read-only. Each is opened with os.OpenRoot, so
 	// "..", absolute paths and symlinks cannot reach outside it.
 	ReadOnlyDirs map[string]string
+	// WritableDirs maps host directories to the guest paths where the
+	// plugin may read and write them. Each is opened with os.OpenRoot and
+	// mounted as a rootFS, confined the same way; the plugin cannot create
+	// symlinks or hard links in it.
+	WritableDirs map[string]string
 	// MaxCallsPerSecond caps the rate of calls; 0 is no cap.
 	MaxCallsPerSecond float64
 	// BreakerFailures failed calls in a row stop calls for BreakerCooldown;
@@ -82,10 +89,17 @@ type Plugin struct {
 	pool           *pool
 	logger         hclog.Logger
 	env            map[string]string
-	roots          map[string]*os.Root // guest path -> opened host directory
-	limiter        *rate.Limiter       // nil: no cap
+	mounts         []mount       // granted host directories, by guest path
+	limiter        *rate.Limiter // nil: no cap
 	breaker        *breaker
 	outputLines    *outputBudget // WASI output lines for the log
+}
+
+// mount is a granted host directory, opened as an os.Root.
+type mount struct {
+	guest    string
+	root     *os.Root
+	writable bool
 }
 
 // exportNames are the ABI exports a plugin may provide.
@@ -136,25 +150,15 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 		return nil, fmt.Errorf("compile: %w", err)
 	}
 
-	roots := map[string]*os.Root{}
-	closeRoots := func() {
-		for _, r := range roots {
-			r.Close()
-		}
-	}
-	for hostDir, guest := range opts.ReadOnlyDirs {
-		r, err := os.OpenRoot(hostDir)
-		if err != nil {
-			closeRoots()
-			_ = compiled.Close(context.WithoutCancel(ctx))
-			_ = cache.Close(context.WithoutCancel(ctx))
-			return nil, fmt.Errorf("allowed_paths: %w", err)
-		}
-		roots[guest] = r
+	mounts, err := openMounts(opts.ReadOnlyDirs, opts.WritableDirs)
+	if err != nil {
+		_ = compiled.Close(context.WithoutCancel(ctx))
+		_ = cache.Close(context.WithoutCancel(ctx))
+		return nil, err
 	}
 	p := &Plugin{
 		env:            opts.Env,
-		roots:          roots,
+		mounts:         mounts,
 		breaker:        &breaker{threshold: opts.BreakerFailures, cooldown: opts.BreakerCooldown},
 		outputLines:    newOutputBudget(),
 		name:           opts.Name,
@@ -177,6 +181,34 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 	return p, nil
 }
 
+// openMounts opens every granted directory as an os.Root, sorted by guest
+// path so that every instance mounts them in the same order.
+func openMounts(readOnly, writable map[string]string) ([]mount, error) {
+	var mounts []mount
+	for _, grant := range []struct {
+		dirs     map[string]string
+		writable bool
+	}{{readOnly, false}, {writable, true}} {
+		for hostDir, guest := range grant.dirs {
+			r, err := os.OpenRoot(hostDir)
+			if err != nil {
+				closeMounts(mounts)
+				return nil, fmt.Errorf("allowed_paths: %w", err)
+			}
+			mounts = append(mounts, mount{guest: guest, root: r, writable: grant.writable})
+		}
+	}
+	slices.SortFunc(mounts, func(a, b mount) int { return strings.Compare(a.guest, b.guest) })
+	return mounts, nil
+}
+
+// closeMounts closes the roots of mounts.
+func closeMounts(mounts []mount) {
+	for _, m := range mounts {
+		m.root.Close()
+	}
+}
+
 func openCache(dir string) (wazero.CompilationCache, error) {
 	if dir == "" {
 		return wazero.NewCompilationCache(), nil
@@ -193,8 +225,9 @@ func checkWasmHeader(b []byte) error {
 	return nil
 }
 
-// newInstance starts one instance with no access to the outside: no files,
-// no environment, WASI stdout/stderr to the log, no sleeping host calls.
+// newInstance starts one instance with no access to the outside beyond its
+// grants: only the granted directories and environment variables, WASI
+// stdout/stderr to the log, no sleeping host calls.
 func (p *Plugin) newInstance(ctx context.Context) (*extism.Plugin, error) {
 	out := &logWriter{logger: p.logger, stream: "stdout", limit: p.outputLines}
 	errw := &logWriter{logger: p.logger, stream: "stderr", limit: p.outputLines}
@@ -207,10 +240,18 @@ func (p *Plugin) newInstance(ctx context.Context) (*extism.Plugin, error) {
 	for k, v := range p.env {
 		mc = mc.WithEnv(k, v)
 	}
-	if len(p.roots) > 0 {
+	if len(p.mounts) > 0 {
 		fsc := wazero.NewFSConfig()
-		for guest, root := range p.roots {
-			fsc = fsc.WithFSMount(root.FS(), guest)
+		for _, m := range p.mounts {
+			if !m.writable {
+				fsc = fsc.WithFSMount(m.root.FS(), m.guest)
+				continue
+			}
+			sfc, ok := fsc.(sysfs.FSConfig)
+			if !ok {
+				return nil, fmt.Errorf("mount %s: this wazero cannot mount a writable directory", m.guest)
+			}
+			fsc = sfc.WithSysFSMount(&rootFS{root: m.root}, m.guest)
 		}
 		mc = mc.WithFSConfig(fsc)
 	}
@@ -392,9 +433,7 @@ func (p *Plugin) Close(ctx context.Context) error {
 	if cerr := p.cache.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
 		err = cerr
 	}
-	for _, r := range p.roots {
-		r.Close()
-	}
+	closeMounts(p.mounts)
 	return err
 }
 

@@ -38,6 +38,9 @@ var tools = []abi.Tool{
 	{Name: "big", Description: "Returns a valid result whose text is `bytes` long (default 8 MiB), to test the host's output cap.", InputSchema: json.RawMessage(`{"type":"object","properties":{"bytes":{"type":"integer","minimum":0}}}`)},
 	{Name: "read_file", Description: "Reads the file at `text` (attack test: it must get only what allowed_paths grants).", InputSchema: anyObject},
 	{Name: "list_dir", Description: "Lists the directory at `text`.", InputSchema: anyObject},
+	{Name: "write_file", Description: "Creates or truncates the file at `text` and writes `content` to it (attack test: only where allowed_paths grants \"rw:\").", InputSchema: anyObject},
+	{Name: "symlink", Description: "Creates a symbolic link at `text` pointing to `to` (attack test: always refused).", InputSchema: anyObject},
+	{Name: "rename", Description: "Renames `text` to `to` (attack test: nothing leaves a granted directory).", InputSchema: anyObject},
 	{Name: "fetch", Description: "GETs the URL `text` through the host's http_request (attack test: only allowed_hosts).", InputSchema: anyObject},
 	{Name: "stdout_flood", Description: "Writes 100000 lines to stdout (the host must keep its log bounded).", InputSchema: anyObject},
 	{Name: "flood", Description: "Sends 5000 log messages to the client through notify_logging_message (the host must rate-limit them).", InputSchema: anyObject},
@@ -65,8 +68,10 @@ func callTool() int32 {
 		return fail(abi.CodeInvalidParams, "malformed request: "+err.Error())
 	}
 	var args struct {
-		Text  string `json:"text"`
-		Bytes *int   `json:"bytes"`
+		Text    string `json:"text"`
+		Bytes   *int   `json:"bytes"`
+		Content string `json:"content"`
+		To      string `json:"to"`
 	}
 	if len(p.Arguments) > 0 {
 		if err := json.Unmarshal(p.Arguments, &args); err != nil {
@@ -113,6 +118,21 @@ func callTool() int32 {
 			names = append(names, e.Name())
 		}
 		return text(strings.Join(names, ","))
+	case "write_file":
+		if err := os.WriteFile(args.Text, []byte(args.Content), 0o644); err != nil {
+			return output(abi.CallToolResult{IsError: true, Content: []abi.Content{{Type: "text", Text: "write_file: " + err.Error()}}})
+		}
+		return text(fmt.Sprintf("wrote %d bytes", len(args.Content)))
+	case "symlink":
+		if err := os.Symlink(args.To, args.Text); err != nil {
+			return output(abi.CallToolResult{IsError: true, Content: []abi.Content{{Type: "text", Text: "symlink: " + err.Error()}}})
+		}
+		return text("linked")
+	case "rename":
+		if err := os.Rename(args.Text, args.To); err != nil {
+			return output(abi.CallToolResult{IsError: true, Content: []abi.Content{{Type: "text", Text: "rename: " + err.Error()}}})
+		}
+		return text("renamed")
 	case "fetch":
 		req, _ := pdk.AllocateJSON(map[string]string{"method": "GET", "url": args.Text})
 		var resp struct {
