@@ -131,6 +131,7 @@ var figures = []figure{
 	{"tools/call echo in memory, native go-sdk: p50 µs", "BenchmarkCallEcho/native/2025-11-25", "p50-µs", ""},
 	{"host start, 10 plugins, cold cache: p50 ms", "BenchmarkHostStart/cold", "p50-new-ms", ""},
 	{"host start, 10 plugins, warm cache: p50 ms", "BenchmarkHostStart/warm", "p50-new-ms", "goal < 300"},
+	{"host start, 10 plugins/rust, warm cache: p50 ms", "BenchmarkHostStart/warm-rust", "p50-new-ms", "goal < 300"},
 	{"tools/list, 1,000 tools, stateful: p50 µs per page", "BenchmarkToolsList/2025-11-25", "p50-page-µs", "goal < 5000"},
 	{"tools/list, 1,000 tools, stateless: p50 µs per page", "BenchmarkToolsList/2026-07-28", "p50-page-µs", "goal < 5000"},
 	{"idle instance (plugins/everything): RSS KiB", "BenchmarkIdleInstanceMemory", "rss-KiB/instance", ""},
@@ -151,12 +152,24 @@ func printGoBench(w io.Writer, b benchmarks) {
 	two, ok2 := b.get("BenchmarkCallers/callers=2", "calls/s")
 	if ok1 && ok2 && one > 0 {
 		fmt.Fprintf(w, "%-62s %10.2f  goal >= 1.8 (%.0f -> %.0f calls/s)\n", "1 -> 2 callers on one plugin: speed-up", two/one, one, two)
+		c1, _ := b.get("BenchmarkCallers/callers=1", "cores")
+		c2, _ := b.get("BenchmarkCallers/callers=2", "cores")
+		u1, _ := b.get("BenchmarkCallers/callers=1", "cpu-µs/call")
+		u2, ok := b.get("BenchmarkCallers/callers=2", "cpu-µs/call")
+		if ok && u1 > 0 {
+			fmt.Fprintf(w, "%-62s %10s  (cores used %.2f -> %.2f, CPU %.0f -> %.0f µs/call)\n", "  1 -> 2 callers: what the machine gave", "", c1, c2, u1, u2)
+		}
 	}
 	for _, mode := range []string{"stateful", "stateless"} {
 		m, okm := b.get("BenchmarkHTTPEcho/mcphost/"+mode+"/c=8", "calls/s")
 		n, okn := b.get("BenchmarkHTTPEcho/native/"+mode+"/c=8", "calls/s")
 		if okm && okn && n > 0 {
 			fmt.Fprintf(w, "%-62s %10.2f  (%.0f / %.0f calls/s, in-process)\n", "HTTP echo c=8 "+mode+": mcphost/native", m/n, m, n)
+			mc, ok1 := b.get("BenchmarkHTTPEcho/mcphost/"+mode+"/c=8", "cpu-µs/call")
+			nc, ok2 := b.get("BenchmarkHTTPEcho/native/"+mode+"/c=8", "cpu-µs/call")
+			if ok1 && ok2 && mc > 0 {
+				fmt.Fprintf(w, "%-62s %10.2f  (%.0f / %.0f µs/call, client + server)\n", "HTTP echo c=8 "+mode+": CPU native/mcphost", nc/mc, nc, mc)
+			}
 		}
 	}
 	fmt.Fprintln(w)
