@@ -78,7 +78,7 @@ prefix = "h3_"
 }
 
 func TestCancellationInterruptsThePlugin(t *testing.T) {
-	s := start(t, strings.Replace(faultyConfig, `timeout = "300ms"`, `timeout = "60s"`, 1))
+	s := start(t, withTimeout("60s"))
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	begin := time.Now()

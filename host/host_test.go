@@ -215,14 +215,22 @@ func TestToolFailureIsErrorResult(t *testing.T) {
 	}
 }
 
+// faultyConfig serves the faulty plugin. Its timeout is long enough for a
+// tool that ends to end even on a loaded machine under -race; a test of
+// runaway calls shortens it with withTimeout.
 const faultyConfig = `
 [[plugin]]
 name = "faulty"
 path = "{faulty}"
-timeout = "300ms"
+timeout = "10s"
 memory_mb = 48
 max_instances = 2
 `
+
+// withTimeout returns faultyConfig with the plugin's timeout set to d.
+func withTimeout(d string) string {
+	return strings.Replace(faultyConfig, `timeout = "10s"`, `timeout = "`+d+`"`, 1)
+}
 
 // afterFault checks that the plugin still serves normal calls.
 func afterFault(t *testing.T, s *started) {
@@ -251,7 +259,7 @@ func TestTrapFailsOnlyThatCall(t *testing.T) {
 }
 
 func TestRunawayPluginIsInterrupted(t *testing.T) {
-	s := start(t, faultyConfig)
+	s := start(t, withTimeout("300ms"))
 	begin := time.Now()
 	_, err := s.session.CallTool(t.Context(), &mcp.CallToolParams{Name: "spin", Arguments: map[string]any{}})
 	if err == nil {
@@ -266,7 +274,7 @@ func TestRunawayPluginIsInterrupted(t *testing.T) {
 
 func TestRunawayAllocationIsStoppedByTheMemoryCap(t *testing.T) {
 	// A generous timeout, so that it is the memory cap that stops the plugin.
-	s := start(t, strings.Replace(faultyConfig, `timeout = "300ms"`, `timeout = "30s"`, 1))
+	s := start(t, withTimeout("30s"))
 	_, err := s.session.CallTool(t.Context(), &mcp.CallToolParams{Name: "alloc", Arguments: map[string]any{}})
 	if err == nil {
 		t.Fatal("alloc succeeded")

@@ -17,7 +17,7 @@ import (
 // 100 calls. Run: go test -run '^$' -bench RunawayOvershoot ./host/
 func BenchmarkRunawayOvershoot(b *testing.B) {
 	const timeout = 50 * time.Millisecond
-	s := start(b, strings.Replace(faultyConfig, `"300ms"`, `"50ms"`, 1)+"breaker_failures = 0\n")
+	s := start(b, withTimeout("50ms")+"breaker_failures = 0\n")
 	calls := max(b.N, 100)
 	overshoots := make([]time.Duration, 0, calls)
 	b.ResetTimer()

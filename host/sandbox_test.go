@@ -220,7 +220,7 @@ func TestNetworkIsDeniedUnlessGranted(t *testing.T) {
 		{"private granted", "allowed_hosts = [\"evil.test\"]\nallow_private_network = true", "http://evil.test" + port + "/", true, "", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			text := strings.NewReplacer("{faulty}", testutil.GoPlugin(t, "testdata/plugins/faulty"), `"300ms"`, `"10s"`).Replace(faultyConfig) + tc.grant + "\n"
+			text := strings.Replace(faultyConfig, "{faulty}", testutil.GoPlugin(t, "testdata/plugins/faulty"), 1) + tc.grant + "\n"
 			cfg, err := host.LoadConfig(testutil.WriteConfig(t, text))
 			if err != nil {
 				t.Fatal(err)
@@ -256,7 +256,7 @@ func TestNetworkIsDeniedUnlessGranted(t *testing.T) {
 // responsive.
 func TestNotificationFloodIsRateLimited(t *testing.T) {
 	var got atomic.Int64
-	text := strings.NewReplacer("{faulty}", testutil.GoPlugin(t, "testdata/plugins/faulty"), `"300ms"`, `"30s"`).Replace(faultyConfig)
+	text := strings.NewReplacer("{faulty}", testutil.GoPlugin(t, "testdata/plugins/faulty"), `timeout = "10s"`, `timeout = "30s"`).Replace(faultyConfig)
 	cfg, err := host.LoadConfig(testutil.WriteConfig(t, text))
 	if err != nil {
 		t.Fatal(err)
@@ -304,7 +304,7 @@ func TestOutputCapRefusesOversizedResults(t *testing.T) {
 // TestStdoutFloodKeepsTheLogBounded: 100000 lines of plugin stdout reach
 // the host log as a bounded number of lines, never the process stdout.
 func TestStdoutFloodKeepsTheLogBounded(t *testing.T) {
-	s := start(t, strings.Replace(faultyConfig, `"300ms"`, `"30s"`, 1))
+	s := start(t, withTimeout("30s"))
 	begin := time.Now()
 	if _, text := callText(t, s.session, "stdout_flood", map[string]any{}); text != "flooded stdout" {
 		t.Fatalf("stdout_flood = %q", text)

@@ -28,7 +28,7 @@ func TestPluginTestPassesAGoodPlugin(t *testing.T) {
 }
 
 func TestPluginTestReportsAFaultyPlugin(t *testing.T) {
-	out, _, err := runCLI(t, "plugin", "test", "--json", "--timeout", "300ms", testutil.GoPlugin(t, "testdata/plugins/faulty"))
+	out, _, err := runCLI(t, "plugin", "test", "--json", "--timeout", "2s", testutil.GoPlugin(t, "testdata/plugins/faulty"))
 	if err == nil || !strings.Contains(err.Error(), "checks failed") {
 		t.Fatalf("plugin test of faulty = %v, want checks failed", err)
 	}
