@@ -9,7 +9,11 @@
 #      tools/call in memory and over HTTP against a native go-sdk server;
 #   3. runs the load generator against mcphost (plugins/everything, echo) and
 #      the native go-sdk server, in the same run, interleaved, stateful and
-#      stateless, for each session count;
+#      stateless, for each session count. The native server runs twice: as
+#      it is, and with GOGC=off GOMEMLIMIT=1GiB ("native-gc1g"), because
+#      mcphost's heap holds its instances' Wasm memories reserved at their
+#      cap, so its GC runs about 100 times less often than a small native
+#      server's, which the plain comparison would credit to mcphost;
 #   4. prints a summary (bench/summary) with each figure beside its goal.
 #
 # Timing never fails anything here; the exit status says only whether the
@@ -22,7 +26,7 @@
 #   BENCH_ONLY     "go" or "load" to run only that part
 #   BENCH_PROFILE  1: also write CPU profiles of the hop and of HTTP echo,
 #                  and print their pprof top
-#   BENCH_PORT     first of the two loopback ports used [18810]
+#   BENCH_PORT     first of the three loopback ports used [18810]
 #   BENCH_OUT      results directory [a new temporary directory]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -129,23 +133,29 @@ EOF
 	for mode in stateful stateless; do
 		flags=() version=2025-11-25
 		if [ "$mode" = stateless ]; then flags=(--stateless) version=2026-07-28; fi
-		mport=$port nport=$((port + 1))
-		"$out/bin/mcphost" serve --config "$out/bench.toml" --http "127.0.0.1:$mport" "${flags[@]}" 2>"$out/mcphost-$mode.log" &
-		mpid=$!
-		pids+=("$mpid")
-		"$out/bin/nativeserver" -http "127.0.0.1:$nport" "${flags[@]}" 2>"$out/native-$mode.log" &
-		npid=$!
-		pids+=("$npid")
-		wait_listening "$mport" "$mpid" "$out/mcphost-$mode.log"
-		wait_listening "$nport" "$npid" "$out/native-$mode.log"
+		declare -A tport tpid
+		tport=([mcphost]=$port [native]=$((port + 1)) [native-gc1g]=$((port + 2)))
+		"$out/bin/mcphost" serve --config "$out/bench.toml" --http "127.0.0.1:${tport[mcphost]}" "${flags[@]}" 2>"$out/mcphost-$mode.log" &
+		tpid[mcphost]=$!
+		"$out/bin/nativeserver" -http "127.0.0.1:${tport[native]}" "${flags[@]}" 2>"$out/native-$mode.log" &
+		tpid[native]=$!
+		GOGC=off GOMEMLIMIT=1GiB "$out/bin/nativeserver" -http "127.0.0.1:${tport[native-gc1g]}" "${flags[@]}" 2>"$out/native-gc1g-$mode.log" &
+		tpid[native-gc1g]=$!
+		pids+=("${tpid[@]}")
+		for target in mcphost native native-gc1g; do
+			wait_listening "${tport[$target]}" "${tpid[$target]}" "$out/$target-$mode.log"
+		done
 		for round in $(seq 1 "$rounds"); do
 			for c in $cs; do
-				# Alternate which target goes first, so that a drift in the
+				# Rotate which target goes first, so that a drift in the
 				# machine's load does not always favour the same one.
-				order="mcphost native"
-				if [ $(((round + c) % 2)) -eq 1 ]; then order="native mcphost"; fi
+				case $(((round + c) % 3)) in
+				0) order="mcphost native native-gc1g" ;;
+				1) order="native native-gc1g mcphost" ;;
+				*) order="native-gc1g mcphost native" ;;
+				esac
 				for target in $order; do
-					if [ "$target" = mcphost ]; then p=$mport pid=$mpid; else p=$nport pid=$npid; fi
+					p=${tport[$target]} pid=${tpid[$target]}
 					"$out/bin/loadgen" -url "http://127.0.0.1:$p/mcp" -label "$target" -pid "$pid" \
 						-c "$c" -d "$dur" -protocol-version "$version" -json >>"$out/load.jsonl"
 					tail -1 "$out/load.jsonl" | sed "s/^/$mode round $round: /"

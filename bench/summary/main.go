@@ -255,22 +255,57 @@ func printLoad(w io.Writer, results []result) {
 		return a.sessions - b.sessions
 	})
 	fmt.Fprintln(w, "== Load: echo over Streamable HTTP, bench/loadgen (median of the rounds)")
-	fmt.Fprintln(w, "| revision | C | mcphost calls/s | p50 µs | p99 µs | CPU µs/call | native calls/s | p50 µs | p99 µs | CPU µs/call | ratio calls/s | ratio CPU/call | load1 |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "Each cell: calls/s, p50/p99 latency in µs, server CPU µs per call.")
+	fmt.Fprintln(w, "| revision | C | mcphost | native | native, GC at 1 GiB | ratio calls/s (vs native; vs GC 1 GiB) | ratio CPU/call (vs native; vs GC 1 GiB) | load1 |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 	for _, k := range keys {
-		m, n := reduce(groups[k]["mcphost"]), reduce(groups[k]["native"])
-		ratio, cpuRatio := "-", "-"
-		if n.rate > 0 {
-			ratio = fmt.Sprintf("%.2f", m.rate/n.rate)
+		cells := map[string]cell{}
+		var load []float64
+		errors := []string{}
+		for _, label := range []string{"mcphost", "native", "native-gc1g"} {
+			if rs := groups[k][label]; len(rs) > 0 {
+				c := reduce(rs)
+				cells[label] = c
+				load = append(load, c.load)
+				if c.errors > 0 {
+					errors = append(errors, fmt.Sprintf("%s %d", label, c.errors))
+				}
+			}
 		}
-		if m.cpu > 0 {
-			cpuRatio = fmt.Sprintf("%.2f", n.cpu/m.cpu)
+		show := func(label string) string {
+			c, ok := cells[label]
+			if !ok {
+				return "-"
+			}
+			return fmt.Sprintf("%.0f (%.0f/%.0f, %.0f)", c.rate, c.p50, c.p99, c.cpu)
 		}
-		fmt.Fprintf(w, "| %s | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %s | %s | %.1f |\n",
-			k.version, k.sessions, m.rate, m.p50, m.p99, m.cpu, n.rate, n.p50, n.p99, n.cpu, ratio, cpuRatio, (m.load+n.load)/2)
-		if m.errors+n.errors > 0 {
-			fmt.Fprintf(w, "  (errors: mcphost %d, native %d)\n", m.errors, n.errors)
+		ratio := func(f func(c cell) float64, inverse bool) string {
+			m, ok := cells["mcphost"]
+			if !ok {
+				return "-"
+			}
+			var out []string
+			for _, label := range []string{"native", "native-gc1g"} {
+				n, ok := cells[label]
+				switch {
+				case !ok || f(n) == 0 || f(m) == 0:
+					out = append(out, "-")
+				case inverse:
+					out = append(out, fmt.Sprintf("%.2f", f(n)/f(m)))
+				default:
+					out = append(out, fmt.Sprintf("%.2f", f(m)/f(n)))
+				}
+			}
+			return strings.Join(out, "; ")
+		}
+		l, _ := median(load)
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %.1f |\n", k.version, k.sessions,
+			show("mcphost"), show("native"), show("native-gc1g"),
+			ratio(func(c cell) float64 { return c.rate }, false), ratio(func(c cell) float64 { return c.cpu }, true), l)
+		if len(errors) > 0 {
+			fmt.Fprintf(w, "  (errors: %s)\n", strings.Join(errors, ", "))
 		}
 	}
 	fmt.Fprintln(w, "ratio calls/s = mcphost/native throughput (goal >= 0.9 at C = 8); ratio CPU/call = native/mcphost server CPU per call (1 = same cost).")
+	fmt.Fprintln(w, "native, GC at 1 GiB: the same server with GOGC=off GOMEMLIMIT=1GiB, about the heap goal mcphost gets from its reserved Wasm memories.")
 }
