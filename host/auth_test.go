@@ -256,7 +256,7 @@ func TestAuthScopesHideAndRefuseTools(t *testing.T) {
 			t.Errorf("audit entry = %+v, want subject alice", e)
 		}
 	}
-	want := "test_simple_prompt:denied,test://static-text:denied,echo:ok,test_simple_prompt:ok,add:ok"
+	want := "test_simple_prompt:denied,test://static-text:denied,echo:ok,add:denied,add:denied,test_simple_prompt:ok,add:ok"
 	if got := strings.Join(outcomes, ","); got != want {
 		t.Errorf("audit outcomes = %s, want %s", got, want)
 	}

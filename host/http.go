@@ -42,7 +42,7 @@ func (h *Host) HTTPHandler(listenAddr string) http.Handler {
 	if h.auth != nil {
 		// Token first, then per-tool scopes (403 before go-sdk sees the
 		// call); the metadata is public, outside the token check.
-		handler = h.auth.Middleware(h.auth.RequireToolScopes(h.toolScopes, 0)(handler))
+		handler = h.auth.Middleware(h.checkToolScopes(handler))
 		h.auth.Mount(mux)
 	}
 	mux.Handle(MCPPath, guard.wrap(handler))

@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
+	"time"
 
 	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/host/internal/audit"
 	"github.com/mcphost/mcphost/host/internal/auth"
 )
 
@@ -40,6 +43,44 @@ func (h *Host) toolScopes(name string) []string {
 		return nil
 	}
 	return pluginScopes(e.plugin, e.tool.PluginName)
+}
+
+// checkToolScopes refuses, with HTTP 403 insufficient_scope, a tools/call
+// for a tool the request's token has not the scopes for (see
+// auth.RequireToolScopes), and counts and audits each refusal: the request
+// never reaches the MCP server, where calls are otherwise observed.
+func (h *Host) checkToolScopes(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info := mcpauth.TokenInfoFromContext(r.Context())
+		lookup := func(name string) []string {
+			required := h.toolScopes(name)
+			if !auth.HasScopes(info, required) {
+				h.recordRefusal(r, info, name, required)
+			}
+			return required
+		}
+		h.auth.RequireToolScopes(lookup, 0)(next).ServeHTTP(w, r)
+	})
+}
+
+// recordRefusal counts and audits a tools/call refused for its scopes.
+func (h *Host) recordRefusal(r *http.Request, info *mcpauth.TokenInfo, tool string, required []string) {
+	pluginName := ""
+	if e, ok := h.catalog.Load().tools[tool]; ok {
+		pluginName = e.plugin.cfg.Name
+	}
+	h.metrics.calls.WithLabelValues("tools/call", pluginName, tool, "denied").Inc()
+	if h.audit == nil {
+		return
+	}
+	err := h.audit.Write(audit.Entry{
+		Time: time.Now().UTC(), Subject: auth.Subject(info), Session: r.Header.Get("Mcp-Session-Id"),
+		Method: "tools/call", Plugin: pluginName, Name: tool, Outcome: "denied",
+		Error: fmt.Sprintf("insufficient scope: tool %q needs scopes %v", tool, required),
+	})
+	if err != nil {
+		h.logger.Error("audit log", "error", err)
+	}
 }
 
 // scopedMethods are those enforceScopes filters or checks.
