@@ -298,26 +298,6 @@ func rssBytes(b *testing.B) int64 {
 	return pages * int64(os.Getpagesize())
 }
 
-// cpuTime returns the CPU time (user + system) this process has used, from
-// /proc/self/stat (Linux; 10 ms resolution), or 0 where it is unavailable.
-func cpuTime() time.Duration {
-	data, err := os.ReadFile("/proc/self/stat")
-	if err != nil {
-		return 0
-	}
-	s := string(data)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(fields) < 13 {
-		return 0
-	}
-	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
-	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0
-	}
-	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
-}
-
 // settle collects garbage and returns freed memory to the OS, so that RSS
 // and heap figures count live memory only.
 func settle() runtime.MemStats {
@@ -501,7 +481,7 @@ path = %q
 				var wg sync.WaitGroup
 				b.ReportAllocs()
 				b.ResetTimer()
-				cpuBefore := cpuTime()
+				cpuBefore := testutil.CPUTime()
 				begin := time.Now()
 				for i, cs := range css {
 					n := b.N / sessions
@@ -523,7 +503,7 @@ path = %q
 					})
 				}
 				wg.Wait()
-				took, cpu := time.Since(begin), cpuTime()-cpuBefore
+				took, cpu := time.Since(begin), testutil.CPUTime()-cpuBefore
 				b.StopTimer()
 				b.ReportMetric(float64(b.N)/took.Seconds(), "calls/s")
 				if cpu > 0 {

@@ -330,7 +330,7 @@ func BenchmarkCallers(b *testing.B) {
 			}
 			wg.Wait()
 			b.ResetTimer()
-			cpuBefore := cpuTime(b)
+			cpuBefore := testutil.CPUTime()
 			begin := time.Now()
 			for c := range callers {
 				n := b.N / callers
@@ -348,7 +348,7 @@ func BenchmarkCallers(b *testing.B) {
 			}
 			wg.Wait()
 			b.StopTimer()
-			wall, cpu := time.Since(begin), cpuTime(b)-cpuBefore
+			wall, cpu := time.Since(begin), testutil.CPUTime()-cpuBefore
 			b.ReportMetric(float64(b.N)/wall.Seconds(), "calls/s")
 			if cpu > 0 {
 				b.ReportMetric(cpu.Seconds()/wall.Seconds(), "cores")
@@ -356,27 +356,6 @@ func BenchmarkCallers(b *testing.B) {
 			}
 		})
 	}
-}
-
-// cpuTime returns the CPU time (user + system) this process has used, from
-// /proc/self/stat (Linux; 10 ms resolution), or 0 where it is unavailable.
-func cpuTime(b *testing.B) time.Duration {
-	b.Helper()
-	data, err := os.ReadFile("/proc/self/stat")
-	if err != nil {
-		return 0
-	}
-	s := string(data)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(fields) < 13 {
-		return 0
-	}
-	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
-	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0
-	}
-	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
 }
 
 // BenchmarkHopFloor decomposes the hop with bench/plugins/hopfloor, whose
