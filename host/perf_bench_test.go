@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -196,7 +194,7 @@ func BenchmarkHostStart(b *testing.B) {
 		for i := range b.N {
 			b.StopTimer()
 			cfgText := cfgFor(i)
-			settle()
+			testutil.SettledMemStats()
 			b.StartTimer()
 			n, c := start(b, cfgText)
 			news, closes = append(news, n), append(closes, c)
@@ -283,31 +281,6 @@ func BenchmarkToolsList(b *testing.B) {
 	}
 }
 
-// rssBytes is the process's resident set size (Linux).
-func rssBytes(b *testing.B) int64 {
-	b.Helper()
-	data, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		b.Skip("no /proc/self/statm:", err)
-	}
-	fields := strings.Fields(string(data))
-	pages, err := strconv.ParseInt(fields[1], 10, 64)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return pages * int64(os.Getpagesize())
-}
-
-// settle collects garbage and returns freed memory to the OS, so that RSS
-// and heap figures count live memory only.
-func settle() runtime.MemStats {
-	runtime.GC()
-	debug.FreeOSMemory()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms
-}
-
 // BenchmarkIdlePluginMemory loads 20 idle plugins (bench/plugins/tentools,
 // a 3.3 MB Go module; one warm instance each, as after start) into a host
 // and reports what one more plugin costs: resident memory (RSS, from
@@ -342,9 +315,9 @@ func BenchmarkIdlePluginMemory(b *testing.B) {
 	load(plugins).Close(ctx) // fill the compilation cache
 	var rss, heap, sys float64
 	for range b.N {
-		before, rssBefore := settle(), rssBytes(b)
+		before, rssBefore := testutil.SettledMemStats(), testutil.RSS(b)
 		h := load(plugins)
-		after, rssAfter := settle(), rssBytes(b)
+		after, rssAfter := testutil.SettledMemStats(), testutil.RSS(b)
 		rss += float64(rssAfter-rssBefore) / plugins
 		heap += float64(int64(after.HeapInuse)-int64(before.HeapInuse)) / plugins
 		sys += float64(int64(after.Sys)-int64(before.Sys)) / plugins

@@ -3,10 +3,6 @@ package plugin
 import (
 	"context"
 	"os"
-	"runtime"
-	"runtime/debug"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -22,28 +18,6 @@ type nopNotifier struct{}
 
 func (nopNotifier) ResourceUpdated(context.Context, string)     {}
 func (nopNotifier) ListChanged(context.Context, string, string) {}
-
-// rss returns the process's resident set size (Linux).
-func rss(b *testing.B) int64 {
-	b.Helper()
-	data, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		b.Skip("no /proc/self/statm:", err)
-	}
-	pages, err := strconv.ParseInt(strings.Fields(string(data))[1], 10, 64)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return pages * int64(os.Getpagesize())
-}
-
-func settle() runtime.MemStats {
-	runtime.GC()
-	debug.FreeOSMemory()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms
-}
 
 // BenchmarkIdleInstanceMemory measures what one more idle instance of a
 // plugin costs, for plugins/everything (a 3.5 MB Go module, memory_mb =
@@ -80,7 +54,7 @@ func BenchmarkIdleInstanceMemory(b *testing.B) {
 	var rssSum, heapSum float64
 	for range b.N {
 		p := load() // one instance, idle, from the load
-		before, rssBefore := settle(), rss(b)
+		before, rssBefore := testutil.SettledMemStats(), testutil.RSS(b)
 		held := make([]*extism.Plugin, 0, instances)
 		for range instances {
 			inst, err := p.pool.get(ctx)
@@ -95,7 +69,7 @@ func BenchmarkIdleInstanceMemory(b *testing.B) {
 		for _, inst := range held {
 			p.pool.put(inst, true)
 		}
-		after, rssAfter := settle(), rss(b)
+		after, rssAfter := testutil.SettledMemStats(), testutil.RSS(b)
 		extra := float64(instances - 1) // the load's instance was reused
 		rssSum += float64(rssAfter-rssBefore) / extra
 		heapSum += float64(int64(after.HeapInuse)-int64(before.HeapInuse)) / extra
