@@ -14,20 +14,15 @@
 # on. The committed c.wasm was built with Debian 12's clang 14.0.6.
 set -euo pipefail
 
-cd "$(dirname "${BASH_SOURCE[0]}")"
+dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../buildlib.sh
+. "$dir/../buildlib.sh"
 name=c
-rel=plugins/c/$name.wasm
+shown=$(realpath --relative-to=. "$dir")/$name.wasm # for messages
+out=$dir/$name.wasm
 packages=(clang lld wasi-libc libclang-rt-14-dev-wasm32)
-
-check=0
-case "${1:-}" in
---check) check=1 ;;
-"") ;;
-*)
-	echo "usage: $0 [--check]" >&2
-	exit 2
-	;;
-esac
+parse_check_flag "${1:-}"
+cd "$dir"
 
 cc=clang-14
 sysroot=/usr/lib/wasm32-wasi
@@ -41,24 +36,12 @@ missing() {
 }
 
 if [ -n "$(missing)" ]; then
-	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-		log=$(mktemp)
-		echo "$rel: installing ${packages[*]} with apt-get" >&2
-		# DPkg::Lock::Timeout: wait for another build script installing at the same time.
-		if ! { DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 update -qq &&
-			DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${packages[@]}"; } >"$log" 2>&1; then
-			tail -n 20 "$log" >&2
-		fi
-		rm -f "$log"
-	fi
-	if [ -n "$(missing)" ]; then
-		echo "skipped c: missing $(missing | paste -sd, - | sed 's/,/, /g'); install the Debian packages ${packages[*]} (as root: apt-get install --no-install-recommends ${packages[*]})" >&2
-		exit 3
-	fi
+	apt_install c "${packages[@]}"
+	[ -z "$(missing)" ] || skip c "missing $(missing | paste -sd, - | sed 's/,/, /g'); install the Debian packages ${packages[*]} (as root: apt-get install --no-install-recommends ${packages[*]})"
 fi
 
 # Built beside its destination, so that moving it into place is a rename.
-tmp=$(mktemp ".$name.wasm.tmp.XXXXXX")
+tmp=$(mktemp "$dir/.$name.XXXXXX.wasm")
 trap 'rm -f "$tmp"' EXIT
 
 # --target=wasm32-wasi -mexec-model=reactor: link wasi-libc's crt1-reactor.o,
@@ -72,23 +55,4 @@ trap 'rm -f "$tmp"' EXIT
 	-Wl,--strip-debug \
 	-o "$tmp" plugin.c
 
-if [ "$check" = 1 ]; then
-	if [ ! -f "$name.wasm" ]; then
-		echo "$rel is missing: run plugins/c/build.sh and commit it" >&2
-		exit 1
-	fi
-	if ! cmp -s "$tmp" "$name.wasm"; then
-		echo "$rel does not match its sources (committed $(sha256sum <"$name.wasm" | cut -c1-16), built $(sha256sum <"$tmp" | cut -c1-16) with $("$cc" --version | head -n1)): run plugins/c/build.sh and commit it" >&2
-		exit 1
-	fi
-	echo "$rel matches its sources"
-	exit 0
-fi
-
-if cmp -s "$tmp" "$name.wasm" 2>/dev/null; then
-	echo "$rel is up to date ($(stat -c %s "$name.wasm") bytes)"
-else
-	chmod 644 "$tmp"
-	mv -f "$tmp" "$name.wasm"
-	echo "built $rel ($(stat -c %s "$name.wasm") bytes, $("$cc" --version | head -n1))"
-fi
+finish_build c "$tmp" "$out" "$shown" "$("$cc" --version | head -n1)"

@@ -14,6 +14,8 @@
 set -euo pipefail
 
 dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../buildlib.sh
+. "$dir/../buildlib.sh"
 shown=$(realpath --relative-to=. "$dir")/rust.wasm # for messages
 name=rust
 out=$dir/$name.wasm
@@ -26,12 +28,7 @@ packages=(rustc libstd-rust-dev-wasm32 lld-14)
 # a working plugin, but not the same bytes.
 expected_version="rustc 1.63.0"
 
-check=false
-case "${1:-}" in
-"") ;;
---check) check=true ;;
-*) echo "usage: $0 [--check]" >&2; exit 2 ;;
-esac
+parse_check_flag "${1:-}"
 
 have_toolchain() {
 	[ -x "$rustc" ] && [ -x /usr/bin/rust-lld ] &&
@@ -39,20 +36,8 @@ have_toolchain() {
 }
 
 if ! have_toolchain; then
-	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-		echo "rust: installing ${packages[*]} (apt-get)" >&2
-		log=$(mktemp)
-		# DPkg::Lock::Timeout: wait for another build script installing at the same time.
-		if ! { DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 update -q &&
-			DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${packages[@]}"; } >"$log" 2>&1; then
-			tail -n 5 "$log" >&2
-		fi
-		rm -f "$log"
-	fi
-	if ! have_toolchain; then
-		echo "skipped rust: Debian's Rust toolchain for $target is missing (need $rustc and /usr/bin/rust-lld: apt-get install ${packages[*]})" >&2
-		exit 3
-	fi
+	apt_install rust "${packages[@]}"
+	have_toolchain || skip rust "Debian's Rust toolchain for $target is missing (need $rustc and /usr/bin/rust-lld: apt-get install ${packages[*]})"
 fi
 
 tmp=$(mktemp "$dir/.$name.XXXXXX.wasm")
@@ -67,22 +52,4 @@ cd "$dir"
 	-C debuginfo=0 -C strip=symbols --remap-path-prefix="$dir=." \
 	-o "$tmp" src/lib.rs
 
-if $check; then
-	if cmp -s "$tmp" "$out"; then
-		echo "rust: $shown matches its sources"
-		exit 0
-	fi
-	if [ ! -e "$out" ]; then
-		echo "rust: $shown is missing; run ${shown%/*}/build.sh" >&2
-	else
-		echo "rust: $shown differs from a build of its sources (sha256 $(sha256sum <"$out" | cut -c1-16)… committed, $(sha256sum <"$tmp" | cut -c1-16)… built with $("$rustc" --version)): run ${shown%/*}/build.sh and commit the result (built with $expected_version)" >&2
-	fi
-	exit 1
-fi
-if cmp -s "$tmp" "$out"; then
-	echo "rust: $shown is up to date"
-else
-	chmod 644 "$tmp"
-	mv "$tmp" "$out"
-	echo "rust: built $shown ($(wc -c <"$out") bytes)"
-fi
+finish_build rust "$tmp" "$out" "$shown" "$("$rustc" --version) (the committed file: $expected_version)"
