@@ -14,7 +14,7 @@
 set -euo pipefail
 
 dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=../buildlib.sh
+# shellcheck source-path=SCRIPTDIR source=../buildlib.sh
 . "$dir/../buildlib.sh"
 shown=$(realpath --relative-to=. "$dir")/rust.wasm # for messages
 name=rust

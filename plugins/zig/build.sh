@@ -16,7 +16,7 @@
 set -euo pipefail
 
 dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=../buildlib.sh
+# shellcheck source-path=SCRIPTDIR source=../buildlib.sh
 . "$dir/../buildlib.sh"
 name=zig
 shown=$(realpath --relative-to=. "$dir")/$name.wasm # for messages
