@@ -114,7 +114,7 @@ func (h *Host) observe(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		began := time.Now()
-		name, args := requestTarget(req)
+		name := requestTarget(req)
 		pluginName := h.catalog.Load().servedBy(req)
 		res, err := next(ctx, method, req)
 		took := time.Since(began)
@@ -137,7 +137,7 @@ func (h *Host) observe(next mcp.MethodHandler) mcp.MethodHandler {
 				}
 			}
 			if h.auditArguments {
-				e.Arguments = args
+				e.Arguments = requestArguments(req)
 			}
 			if err := h.audit.Write(e); err != nil {
 				h.logger.Error("audit log", "error", err)
@@ -156,25 +156,40 @@ func metricName(method, name string) string {
 	return name
 }
 
-// requestTarget returns what a request names (tool, prompt, resource URI or
-// completion reference) and its arguments as JSON.
-func requestTarget(req mcp.Request) (name string, args json.RawMessage) {
+// requestTarget returns what a request names: a tool, prompt, resource URI
+// or completion reference.
+func requestTarget(req mcp.Request) string {
 	switch r := req.(type) {
 	case *mcp.CallToolRequest:
-		return r.Params.Name, r.Params.Arguments
+		return r.Params.Name
 	case *mcp.GetPromptRequest:
-		b, _ := json.Marshal(r.Params.Arguments)
-		return r.Params.Name, b
+		return r.Params.Name
 	case *mcp.ReadResourceRequest:
-		return r.Params.URI, nil
+		return r.Params.URI
 	case *mcp.CompleteRequest:
-		if r.Params.Ref == nil {
-			return "", nil
+		if r.Params.Ref != nil {
+			return r.Params.Ref.Name + r.Params.Ref.URI
 		}
-		b, _ := json.Marshal(r.Params.Argument)
-		return r.Params.Ref.Name + r.Params.Ref.URI, b
 	}
-	return "", nil
+	return ""
+}
+
+// requestArguments returns a request's arguments as JSON, for an audit log
+// that records them.
+func requestArguments(req mcp.Request) json.RawMessage {
+	var args any
+	switch r := req.(type) {
+	case *mcp.CallToolRequest:
+		return r.Params.Arguments
+	case *mcp.GetPromptRequest:
+		args = r.Params.Arguments
+	case *mcp.CompleteRequest:
+		args = r.Params.Argument
+	default:
+		return nil
+	}
+	b, _ := json.Marshal(args)
+	return b
 }
 
 // outcomeOf classifies a request's result for metrics and the audit log.

@@ -110,7 +110,7 @@ func (h *Host) enforceScopes(next mcp.MethodHandler) mcp.MethodHandler {
 				}
 			}
 		case *mcp.GetPromptRequest, *mcp.ReadResourceRequest, *mcp.CompleteRequest:
-			name, _ := requestTarget(req)
+			name := requestTarget(req)
 			if lp := c.pluginFor(req); lp != nil && !auth.HasScopes(info, lp.cfg.Scopes) {
 				return nil, scopeError(method, name, lp.cfg.Scopes)
 			}
