@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/internal/audit"
+	"github.com/mcphost/mcphost/internal/testutil"
 )
 
 // get fetches url and returns the status and body.
@@ -183,5 +185,32 @@ path = "{hello}"
 	}
 	if err := <-stopped; err != nil {
 		t.Fatalf("shutdown: %v", err)
+	}
+}
+
+func TestMetricsCountReloads(t *testing.T) {
+	h, _ := newHost(t, `
+[server]
+watch = false
+[server.metrics]
+enabled = true
+[[plugin]]
+name = "hello"
+path = "`+testutil.GoPlugin(t, "plugins/hello")+`"
+`)
+	if err := h.Reload(t.Context()); err != nil {
+		t.Fatalf("Reload: %v", err)
+	}
+	rec := httptest.NewRecorder()
+	h.OpsHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	body := rec.Body.String()
+	for _, want := range []string{
+		`mcphost_reloads_total{result="ok"} 1`,
+		`mcphost_plugin_instances{plugin="hello",state="idle"}`,
+		`mcphost_sessions_open 0`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 }
