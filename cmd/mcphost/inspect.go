@@ -150,21 +150,7 @@ func inspect(ctx context.Context, path string) (*inspection, error) {
 
 	// Load it as the host would, with no grants and default limits.
 	abs, _ := filepath.Abs(path)
-	dir, err := os.MkdirTemp("", "mcphost-inspect-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	cfgPath := filepath.Join(dir, "inspect.toml")
-	cfgText := fmt.Sprintf("[server]\nwatch = false\n[[plugin]]\nname = \"inspected\"\npath = %q\ntimeout = \"10s\"\n", abs)
-	if err := os.WriteFile(cfgPath, []byte(cfgText), 0o600); err != nil {
-		return nil, err
-	}
-	cfg, err := host.LoadConfig(cfgPath)
-	if err != nil {
-		return nil, err
-	}
-	h, err := host.New(ctx, cfg, host.Options{})
+	h, err := loadAlone(ctx, "inspected", path, "timeout = \"10s\"\n", host.Options{})
 	if err != nil {
 		in.Error = strings.TrimPrefix(err.Error(), fmt.Sprintf("load plugin %q from %s: ", "inspected", abs))
 		return in, nil

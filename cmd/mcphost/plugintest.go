@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -102,32 +100,14 @@ func runPluginTest(ctx context.Context, args []string, stdout, stderr io.Writer)
 // testPlugin loads the plugin at path alone and tries every tool, resource
 // and prompt it offers.
 func testPlugin(ctx context.Context, path string, toolArgs, pluginConfig map[string]string, timeout time.Duration, stderr io.Writer) ([]check, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, fmt.Errorf("plugin test: %w", err)
-	}
-	dir, err := os.MkdirTemp("", "mcphost-plugin-test-")
-	if err != nil {
-		return nil, fmt.Errorf("plugin test: %w", err)
-	}
-	defer os.RemoveAll(dir)
-	var cfgText strings.Builder
-	fmt.Fprintf(&cfgText, "[server]\nwatch = false\nlock_file = \"off\"\n[[plugin]]\nname = \"tested\"\npath = %q\ntimeout = %q\n", abs, timeout.String())
+	extra := fmt.Sprintf("timeout = %q\n", timeout.String())
 	if len(pluginConfig) > 0 {
-		cfgText.WriteString("[plugin.config]\n")
+		extra += "[plugin.config]\n"
 		for k, v := range pluginConfig {
-			fmt.Fprintf(&cfgText, "%q = %q\n", k, v)
+			extra += fmt.Sprintf("%q = %q\n", k, v)
 		}
 	}
-	cfgPath := filepath.Join(dir, "test.toml")
-	if err := os.WriteFile(cfgPath, []byte(cfgText.String()), 0o600); err != nil {
-		return nil, fmt.Errorf("plugin test: %w", err)
-	}
-	cfg, err := host.LoadConfig(cfgPath)
-	if err != nil {
-		return nil, err
-	}
-	h, err := host.New(ctx, cfg, host.Options{Logger: newLogger("warn", stderr)})
+	h, err := loadAlone(ctx, "tested", path, extra, host.Options{Logger: newLogger("warn", stderr)})
 	if err != nil {
 		return []check{{Status: checkFail, Kind: "plugin", Name: path, Detail: err.Error()}}, nil
 	}
