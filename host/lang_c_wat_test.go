@@ -25,8 +25,9 @@ import (
 // are tested as committed: their .wasm files are built by their build.sh,
 // which CI runs with --check, so these tests need neither toolchain.
 
-// cwatPluginPath returns the path of plugins/<name>/<name>.wasm.
-func cwatPluginPath(t *testing.T, name string) string {
+// committedWasm returns the path of an example plugin's committed build,
+// plugins/<name>/<name>.wasm.
+func committedWasm(t *testing.T, name string) string {
 	t.Helper()
 	path := filepath.Join(testutil.RepoRoot(t), "plugins", name, name+".wasm")
 	if _, err := os.Stat(path); err != nil {
@@ -45,7 +46,7 @@ watch = false
 name = %s
 path = %s
 timeout = "10s"
-`, strconv.Quote(name), strconv.Quote(cwatPluginPath(t, name))))
+`, strconv.Quote(name), strconv.Quote(committedWasm(t, name))))
 	return h
 }
 
@@ -55,7 +56,7 @@ timeout = "10s"
 func cwatRaw(t *testing.T, name string) *extism.Plugin {
 	t.Helper()
 	p, err := extism.NewPlugin(t.Context(), extism.Manifest{
-		Wasm:   []extism.Wasm{extism.WasmFile{Path: cwatPluginPath(t, name)}},
+		Wasm:   []extism.Wasm{extism.WasmFile{Path: committedWasm(t, name)}},
 		Memory: &extism.ManifestMemory{MaxPages: 64},
 	}, extism.PluginConfig{EnableWasi: true}, nil)
 	if err != nil {

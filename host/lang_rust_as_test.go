@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -25,19 +24,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/host/internal/plugin"
-	"github.com/mcphost/mcphost/internal/testutil"
 )
-
-// rustASWasm returns the path of the committed build of the example
-// plugin name, plugins/<name>/<name>.wasm.
-func rustASWasm(t *testing.T, name string) string {
-	t.Helper()
-	path := filepath.Join(testutil.RepoRoot(t), "plugins", name, name+".wasm")
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("%v (build it with plugins/%s/build.sh)", err, name)
-	}
-	return path
-}
 
 // rustASHost starts a host serving only the example plugin name, and
 // connects a go-sdk client to it in memory.
@@ -48,7 +35,7 @@ func rustASHost(t *testing.T, name string) *mcp.ClientSession {
 watch = false
 [[plugin]]
 name = "`+name+`"
-path = "`+rustASWasm(t, name)+`"
+path = "`+committedWasm(t, name)+`"
 timeout = "10s"
 memory_mb = 32
 `)
@@ -59,7 +46,7 @@ memory_mb = 32
 // with inputs a host would never send.
 func rustASPlugin(t *testing.T, name string) *plugin.Plugin {
 	t.Helper()
-	wasm, err := os.ReadFile(rustASWasm(t, name))
+	wasm, err := os.ReadFile(committedWasm(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}

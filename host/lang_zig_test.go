@@ -30,7 +30,7 @@ name = "zig"
 path = %s
 timeout = "10s"
 memory_mb = 16
-`, strconv.Quote(cwatPluginPath(t, "zig"))))
+`, strconv.Quote(committedWasm(t, "zig"))))
 	return connect(t, h, nil, "")
 }
 
