@@ -1,0 +1,390 @@
+package interrupt
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+)
+
+// A small assembler for the test modules: enough of the binary format to
+// write each module's sections by hand.
+
+func u32(v uint32) []byte { return appendU32(nil, v) }
+
+func cat(parts ...[]byte) []byte {
+	var out []byte
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+func vec(items ...[]byte) []byte { return cat(u32(uint32(len(items))), cat(items...)) }
+
+func str(s string) []byte { return appendName(nil, s) }
+
+func sec(id byte, body []byte) []byte { return appendSection(nil, id, body) }
+
+func wasmModule(sections ...[]byte) []byte {
+	return cat([]byte("\x00asm\x01\x00\x00\x00"), cat(sections...))
+}
+
+// code is one code section entry: local declarations, then instructions.
+func code(locals []byte, instrs ...byte) []byte {
+	body := cat(locals, instrs)
+	return cat(u32(uint32(len(body))), body)
+}
+
+const (
+	i32       = 0x7f
+	opEnd     = 0x0b
+	opCall    = 0x10
+	opLocalGt = 0x20
+)
+
+var noLocals = []byte{0x00}
+
+// semanticsModule exercises everything whose indices the rewrite moves: an
+// imported function, a table filled by an element segment and used by
+// call_indirect, ref.func, a start function, an exported global, and a
+// name section.
+//
+//	(import "env" "twice" (func $twice (param i32) (result i32)))   ;; 0
+//	(func $count (export "count") (param $n i32) (result i32)       ;; 1
+//	  (local $i i32)
+//	  (loop $l (local.set $i (i32.add (local.get $i) (i32.const 1)))
+//	    (br_if $l (i32.lt_s (local.get $i) (local.get $n))))
+//	  (local.get $i))
+//	(func (export "via_table") (result i32)                         ;; 2
+//	  (call $twice (call_indirect (type 0) (i32.const 10) (i32.const 0))))
+//	(func $start (global.set $g (i32.const 7)))                     ;; 3
+//	(func (export "get_g") (result i32) (global.get $g))            ;; 4
+//	(func (export "ref_func") (result i32) (ref.is_null (ref.func $count)))  ;; 5
+//	(func $boom (export "boom") unreachable)                        ;; 6
+func semanticsModule() []byte {
+	return wasmModule(
+		sec(secType, vec(
+			[]byte{0x60, 0x01, i32, 0x01, i32}, // 0: (i32) -> i32
+			[]byte{0x60, 0x00, 0x01, i32},      // 1: () -> i32
+			[]byte{0x60, 0x00, 0x00},           // 2: () -> ()
+		)),
+		sec(secImport, vec(cat(str("env"), str("twice"), []byte{0x00}, u32(0)))),
+		sec(secFunction, vec(u32(0), u32(1), u32(2), u32(1), u32(1), u32(2))),
+		sec(secTable, vec([]byte{0x70, 0x00, 0x01})),              // funcref, min 1
+		sec(secGlobal, vec([]byte{i32, 0x01, 0x41, 0x00, opEnd})), // mut i32 = 0
+		sec(secExport, vec(
+			cat(str("count"), []byte{0x00}, u32(1)),
+			cat(str("via_table"), []byte{0x00}, u32(2)),
+			cat(str("get_g"), []byte{0x00}, u32(4)),
+			cat(str("ref_func"), []byte{0x00}, u32(5)),
+			cat(str("boom"), []byte{0x00}, u32(6)),
+			cat(str("g"), []byte{0x03}, u32(0)),
+		)),
+		sec(secStart, u32(3)),
+		sec(secElement, vec(
+			cat(u32(0), []byte{0x41, 0x00, opEnd}, vec(u32(1))), // active, table 0, offset 0: $count
+			cat(u32(3), []byte{0x00}, vec(u32(1))),              // declarative: $count, for ref.func
+		)),
+		sec(secCode, vec(
+			code([]byte{0x01, 0x01, i32},
+				0x03, 0x40, // loop
+				opLocalGt, 1, 0x41, 1, 0x6a, 0x21, 1, // i = i + 1
+				opLocalGt, 1, opLocalGt, 0, 0x48, 0x0d, 0, // br_if 0 (i < n)
+				opEnd, opLocalGt, 1, opEnd),
+			code(noLocals, 0x41, 10, 0x41, 0, 0x11, 0, 0, opCall, 0, opEnd),
+			code(noLocals, 0x41, 7, 0x24, 0, opEnd),
+			code(noLocals, 0x23, 0, opEnd),
+			code(noLocals, 0xd2, 1, 0xd1, opEnd),
+			code(noLocals, 0x00, opEnd),
+		)),
+		sec(secCustom, cat(str("name"), []byte{0x01}, func() []byte {
+			names := vec(cat(u32(1), str("count")), cat(u32(6), str("boom")))
+			return cat(u32(uint32(len(names))), names)
+		}())),
+	)
+}
+
+// spinModule exports spin(n), a loop of n iterations that do nothing.
+func spinModule() []byte {
+	return wasmModule(
+		sec(secType, vec([]byte{0x60, 0x01, i32, 0x00})),
+		sec(secFunction, vec(u32(0))),
+		sec(secExport, vec(cat(str("spin"), []byte{0x00}, u32(0)))),
+		sec(secCode, vec(code(noLocals,
+			0x03, 0x40,
+			opLocalGt, 0, 0x41, 1, 0x6b, 0x22, 0, // n = n - 1
+			0x0d, 0x00, // br_if 0 (n != 0)
+			opEnd, opEnd))),
+	)
+}
+
+// fanOutModule exports fan(n), which calls itself twice with n-1 until n
+// is 0: 2^n calls and not one loop, which wazero's own checks never see.
+func fanOutModule() []byte {
+	return wasmModule(
+		sec(secType, vec([]byte{0x60, 0x01, i32, 0x00})),
+		sec(secFunction, vec(u32(0))),
+		sec(secExport, vec(cat(str("fan"), []byte{0x00}, u32(0)))),
+		sec(secCode, vec(code(noLocals,
+			opLocalGt, 0, 0x45, 0x04, 0x40, 0x0f, opEnd, // if n == 0: return
+			opLocalGt, 0, 0x41, 1, 0x6b, opCall, 0, // fan(n-1)
+			opLocalGt, 0, 0x41, 1, 0x6b, opCall, 0, // fan(n-1)
+			opEnd))),
+	)
+}
+
+// fillModule exports fill(n), a loop of n memory.fill calls over the whole
+// 1-page memory.
+func fillModule() []byte {
+	return wasmModule(
+		sec(secType, vec([]byte{0x60, 0x01, i32, 0x00})),
+		sec(secFunction, vec(u32(0))),
+		sec(secMemory, vec([]byte{0x00, 0x01})),
+		sec(secExport, vec(cat(str("fill"), []byte{0x00}, u32(0)))),
+		sec(secCode, vec(code(noLocals,
+			0x03, 0x40,
+			0x41, 0x00, 0x41, 0x00, 0x41, 0x80, 0x80, 0x04, 0xfc, 11, 0x00, // memory.fill(0, 0, 65536)
+			opLocalGt, 0, 0x41, 1, 0x6b, 0x22, 0, // n = n - 1
+			0x0d, 0x00, // br_if 0 (n != 0)
+			opEnd, opEnd))),
+	)
+}
+
+// instance instantiates b in a runtime without wazero's own checks, with
+// env.twice and the interrupt check, which counts its calls into checks.
+func instance(t *testing.T, b []byte, checks *atomic.Int64) api.Module {
+	t.Helper()
+	ctx := t.Context()
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCloseOnContextDone(false))
+	t.Cleanup(func() { rt.Close(context.Background()) })
+	_, err := rt.NewHostModuleBuilder(ImportModule).NewFunctionBuilder().
+		WithGoFunction(api.GoFunc(func(ctx context.Context, stack []uint64) {
+			checks.Add(1)
+			if err := ctx.Err(); err != nil {
+				panic(err)
+			}
+			stack[0] = Budget
+		}), nil, []api.ValueType{api.ValueTypeI32}).
+		Export(ImportName).Instantiate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = rt.NewHostModuleBuilder("env").NewFunctionBuilder().
+		WithGoFunction(api.GoFunc(func(ctx context.Context, stack []uint64) { stack[0] *= 2 }),
+			[]api.ValueType{api.ValueTypeI32}, []api.ValueType{api.ValueTypeI32}).
+		Export("twice").Instantiate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := rt.InstantiateWithConfig(ctx, b, wazero.NewModuleConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func mustInstrument(t *testing.T, b []byte) []byte {
+	t.Helper()
+	out, err := Instrument(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func call(t *testing.T, m api.Module, name string, params ...uint64) uint64 {
+	t.Helper()
+	res, err := m.ExportedFunction(name).Call(t.Context(), params...)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if len(res) == 0 {
+		return 0
+	}
+	return res[0]
+}
+
+func TestInstrumentedModuleComputesTheSame(t *testing.T) {
+	var origChecks, checks atomic.Int64
+	orig := instance(t, semanticsModule(), &origChecks)
+	inst := instance(t, mustInstrument(t, semanticsModule()), &checks)
+	for _, tc := range []struct {
+		name   string
+		params []uint64
+	}{
+		{"count", []uint64{100_000}}, {"via_table", nil}, {"get_g", nil}, {"ref_func", nil},
+	} {
+		want, got := call(t, orig, tc.name, tc.params...), call(t, inst, tc.name, tc.params...)
+		if got != want {
+			t.Errorf("%s = %d instrumented, %d originally", tc.name, got, want)
+		}
+	}
+	if got := api.DecodeI32(inst.ExportedGlobal("g").Get()); got != 7 {
+		t.Errorf("global g = %d after the start function, want 7", got)
+	}
+	// count(100000) takes 100,000 loop iterations and a few entries: about
+	// 100,000/Budget checks.
+	if n := checks.Load(); n < 100_000/Budget || n > 100_000/Budget+2 {
+		t.Errorf("%d checks for ~100,000 ticks, want %d", n, 100_000/Budget)
+	}
+	if origChecks.Load() != 0 {
+		t.Errorf("the original module called the check")
+	}
+	// The name section still names the right function.
+	_, err := inst.ExportedFunction("boom").Call(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Errorf("trap in boom: %v, want a stack trace naming boom", err)
+	}
+}
+
+// stops calls export on an instrumented b under a short deadline and
+// checks that the call ends with the deadline's error. The calls the tests
+// make take seconds when nothing stops them, so a broken check fails the
+// test instead of hanging it.
+func stops(t *testing.T, b []byte, export string, params ...uint64) {
+	t.Helper()
+	var checks atomic.Int64
+	m := instance(t, mustInstrument(t, b), &checks)
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	begin := time.Now()
+	_, err := m.ExportedFunction(export).Call(ctx, params...)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("%s: %v, want the deadline's error", export, err)
+	}
+	t.Logf("%s stopped after %v and %d checks", export, time.Since(begin), checks.Load())
+}
+
+func TestLoopIsStopped(t *testing.T) { stops(t, spinModule(), "spin", 1<<31-1) }
+
+func TestCallTreeWithoutLoopsIsStopped(t *testing.T) { stops(t, fanOutModule(), "fan", 30) }
+
+func TestBulkMemoryCountsMore(t *testing.T) {
+	var checks atomic.Int64
+	m := instance(t, mustInstrument(t, fillModule()), &checks)
+	// Each iteration takes 1 for the loop and bulkCost for the fill: a
+	// check every ~16 fills rather than every ~1,000. (A check comes when
+	// the budget is at or below 0, so a period can take up to
+	// Budget+bulkCost.)
+	const fills = 1600
+	call(t, m, "fill", fills)
+	if want := int64(fills * (1 + bulkCost) / (Budget + bulkCost)); checks.Load() < want {
+		t.Errorf("%d checks for %d fills, want at least %d", checks.Load(), fills, want)
+	}
+}
+
+func TestUndefinedIndicesAreRefused(t *testing.T) {
+	for name, instrs := range map[string][]byte{
+		// Without the rewrite these are invalid; with it they would reach
+		// the budget global (setting it to never be checked) or tick.
+		"global.set of the next global": {0x41, 0x7f, 0x24, 0x00, opEnd},
+		"call of the next function":     {opCall, 0x01, opEnd},
+	} {
+		b := wasmModule(
+			sec(secType, vec([]byte{0x60, 0x00, 0x00})),
+			sec(secFunction, vec(u32(0))),
+			sec(secCode, vec(code(noLocals, instrs...))),
+		)
+		if _, err := Instrument(b); err == nil || !strings.Contains(err.Error(), "does not define") {
+			t.Errorf("%s: %v, want a refusal", name, err)
+		}
+	}
+}
+
+func TestUnknownEncodingsAreRefused(t *testing.T) {
+	for name, b := range map[string][]byte{
+		"legacy try": wasmModule(
+			sec(secType, vec([]byte{0x60, 0x00, 0x00})),
+			sec(secFunction, vec(u32(0))),
+			sec(secCode, vec(code(noLocals, 0x06, 0x40, opEnd, opEnd))),
+		),
+		"GC rec type": wasmModule(sec(secType, vec([]byte{0x4e, 0x00}))),
+		"version 2":   []byte("\x00asm\x02\x00\x00\x00"),
+	} {
+		if _, err := Instrument(b); !errors.Is(err, ErrUnsupported) {
+			t.Errorf("%s: %v, want ErrUnsupported", name, err)
+		}
+	}
+	for name, b := range map[string][]byte{
+		"not wasm":          []byte("hello, world"),
+		"truncated section": wasmModule([]byte{secType, 0x10, 0x01}),
+		"truncated body":    wasmModule(sec(secCode, vec(code(noLocals, 0x41)))),
+	} {
+		if _, err := Instrument(b); err == nil {
+			t.Errorf("%s: instrumented", name)
+		}
+	}
+}
+
+// TestExamplePluginsCompile instruments every committed example plugin
+// and has wazero compile (and so validate) the result. The host's tests
+// then run them.
+func TestExamplePluginsCompile(t *testing.T) {
+	files, err := filepath.Glob("../../../plugins/*/*.wasm")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no example plugins: %v", err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := mustInstrument(t, b)
+		rt := wazero.NewRuntime(t.Context())
+		if _, err := rt.CompileModule(t.Context(), out); err != nil {
+			t.Errorf("%s: %v", filepath.Base(f), err)
+		}
+		rt.Close(t.Context())
+	}
+}
+
+// FuzzInstrument checks, for any input, that Instrument does not panic, and
+// that when wazero accepts the input it also accepts the instrumented
+// module.
+func FuzzInstrument(f *testing.F) {
+	for _, b := range [][]byte{semanticsModule(), spinModule(), fanOutModule(), fillModule()} {
+		f.Add(b)
+	}
+	if b, err := os.ReadFile("../../../plugins/wat/wat.wasm"); err == nil {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out, err := Instrument(b)
+		if err != nil {
+			return
+		}
+		ctx := context.Background()
+		rt := wazero.NewRuntime(ctx)
+		defer rt.Close(ctx)
+		if _, err := rt.CompileModule(ctx, b); err != nil {
+			return
+		}
+		if _, err := rt.CompileModule(ctx, out); err != nil {
+			t.Fatalf("wazero accepts the module but not its instrumented copy: %v", err)
+		}
+	})
+}
+
+// BenchmarkInstrument rewrites the largest example plugin (the Go SDK's
+// everything, 3.8 MB), which the host does once per load.
+func BenchmarkInstrument(b *testing.B) {
+	wasm, err := os.ReadFile("../../../plugins/everything/everything.wasm")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(wasm)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Instrument(wasm); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
