@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -28,6 +29,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/host/internal/interrupt"
 )
 
 // Options describe how to run one plugin.
@@ -74,6 +76,10 @@ type Options struct {
 	// 0 turns the breaker off.
 	BreakerFailures int
 	BreakerCooldown time.Duration
+
+	// instrument rewrites the module for interrupt checks; nil is
+	// interrupt.Instrument. Tests replace it to take the fallback path.
+	instrument func([]byte) ([]byte, error)
 }
 
 // Plugin is a loaded, ready plugin. Its methods are safe for concurrent use.
@@ -123,28 +129,46 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 		maxInstances = max(2, runtime.NumCPU())
 	}
 
+	// A module is instrumented to check its deadline itself (package
+	// interrupt), which costs a fraction of wazero's own checks; one the
+	// instrumentation cannot handle runs under wazero's checks instead.
+	// The two kinds compile into separate cache directories: wazero's cache
+	// key ignores WithCloseOnContextDone, and code compiled without checks
+	// must never be taken for code compiled with them.
+	if opts.instrument == nil {
+		opts.instrument = interrupt.Instrument
+	}
+	wasm, hostFuncs, interrupts := opts.Wasm, opts.HostFunctions, interruptsInstrumented
+	if instrumented, err := opts.instrument(opts.Wasm); err != nil {
+		opts.Logger.Warn("cannot instrument the module's interrupt checks; using wazero's, which are slower", "error", err)
+		interrupts = interruptsWazero
+	} else {
+		wasm = instrumented
+		hostFuncs = append(slices.Clip(hostFuncs), interruptCheck())
+	}
+
 	// WithMemoryCapacityFromMax reserves each memory at its cap up front
 	// (untouched pages cost no RSS) instead of growing it by copying: a
 	// runaway allocation reaches the cap ~10x sooner and the host's RSS stays
 	// near the cap instead of 2-3x it (measured; see RATIONALE.md).
 	rc := wazero.NewRuntimeConfig().
-		WithCloseOnContextDone(true).
+		WithCloseOnContextDone(interrupts == interruptsWazero).
 		WithMemoryLimitPages(uint32(opts.MemoryMB) * 16). // 64 KiB pages
 		WithMemoryCapacityFromMax(true)
-	cache, err := openCache(opts.CacheDir)
+	cache, err := openCache(opts.CacheDir, string(interrupts))
 	if err != nil {
 		opts.Logger.Warn("compilation cache unusable; compiling in memory", "dir", opts.CacheDir, "error", err)
 		cache = wazero.NewCompilationCache()
 	}
 	rc = rc.WithCompilationCache(cache)
 	manifest := extism.Manifest{
-		Wasm:   []extism.Wasm{extism.WasmData{Data: opts.Wasm}},
+		Wasm:   []extism.Wasm{extism.WasmData{Data: wasm}},
 		Config: opts.Config,
 	}
 	compiled, err := extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{
 		RuntimeConfig: rc,
 		EnableWasi:    true,
-	}, opts.HostFunctions)
+	}, hostFuncs)
 	if err != nil {
 		_ = cache.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("compile: %w", err)
@@ -209,11 +233,13 @@ func closeMounts(mounts []mount) {
 	}
 }
 
-func openCache(dir string) (wazero.CompilationCache, error) {
+// openCache opens the compilation cache in the subdirectory sub of dir, or
+// an in-memory cache when dir is "".
+func openCache(dir, sub string) (wazero.CompilationCache, error) {
 	if dir == "" {
 		return wazero.NewCompilationCache(), nil
 	}
-	return wazero.NewCompilationCacheWithDir(dir)
+	return wazero.NewCompilationCacheWithDir(filepath.Join(dir, sub))
 }
 
 // checkWasmHeader refuses what is clearly not a Wasm module, with a message
@@ -227,7 +253,9 @@ func checkWasmHeader(b []byte) error {
 
 // newInstance starts one instance with no access to the outside beyond its
 // grants: only the granted directories and environment variables, WASI
-// stdout/stderr to the log, no sleeping host calls.
+// stdout/stderr to the log, no sleeping host calls. Instantiating runs the
+// module's start function, if it has one, under the plugin's timeout like
+// any call.
 func (p *Plugin) newInstance(ctx context.Context) (*extism.Plugin, error) {
 	out := &logWriter{logger: p.logger, stream: "stdout", limit: p.outputLines}
 	errw := &logWriter{logger: p.logger, stream: "stderr", limit: p.outputLines}
@@ -255,8 +283,17 @@ func (p *Plugin) newInstance(ctx context.Context) (*extism.Plugin, error) {
 		}
 		mc = mc.WithFSConfig(fsc)
 	}
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	// Extism's wrapper of a host function panics when the context has no
+	// plugin, which is so while a start function runs; the interrupt check
+	// does not use it, and a typed nil satisfies the wrapper.
+	ctx = context.WithValue(ctx, extism.PluginCtxKey("plugin"), (*extism.Plugin)(nil))
 	inst, err := p.compiled.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: mc})
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("instantiate: start function interrupted (timeout %s): %w", p.timeout, ctx.Err())
+		}
 		return nil, fmt.Errorf("instantiate: %w", err)
 	}
 	inst.SetLogger(func(level extism.LogLevel, msg string) {

@@ -20,6 +20,7 @@ import (
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/host/internal/bridge"
 	"github.com/mcphost/mcphost/host/internal/hostfn"
+	"github.com/mcphost/mcphost/host/internal/interrupt"
 	"github.com/mcphost/mcphost/host/internal/plugin"
 	"github.com/mcphost/mcphost/internal/testutil"
 )
@@ -188,21 +189,40 @@ func BenchmarkWasmHop(b *testing.B) {
 	}
 }
 
+// interruptMode is how a benchmark's instance can be stopped.
+type interruptMode string
+
+const (
+	// instrumented: what plugin.Load does (package interrupt).
+	instrumented interruptMode = "instrumented"
+	// wazeroChecks: wazero's WithCloseOnContextDone, what mcphost did before.
+	wazeroChecks interruptMode = "wazero-checks"
+	// unstoppable: no checks at all. Not something mcphost does: the floor
+	// the other two are compared against.
+	unstoppable interruptMode = "unstoppable"
+)
+
 // extismInstance compiles wasm as mcphost does (plugin.Load's runtime
-// config, the compilation cache of this process's benchmarks) except that
-// the termination checks are on only when checked is set, and returns one
-// instance, closed when b ends.
-func extismInstance(b *testing.B, wasm []byte, checked bool, funcs []extism.HostFunction) *extism.Plugin {
+// config, the compilation cache of this process's benchmarks) with the
+// interrupt checks of mode, and returns one instance, closed when b ends.
+func extismInstance(b *testing.B, wasm []byte, mode interruptMode, funcs []extism.HostFunction) *extism.Plugin {
 	b.Helper()
 	ctx := context.Background()
-	cache, err := wazero.NewCompilationCacheWithDir(benchCacheDir(b))
+	if mode == instrumented {
+		var err error
+		if wasm, err = interrupt.Instrument(wasm); err != nil {
+			b.Fatal(err)
+		}
+		funcs = append(slices.Clip(funcs), plugin.InterruptCheck())
+	}
+	cache, err := wazero.NewCompilationCacheWithDir(filepath.Join(benchCacheDir(b), string(mode)))
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { cache.Close(ctx) })
 	compiled, err := extism.NewCompiledPlugin(ctx, extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: wasm}}},
 		extism.PluginConfig{
-			RuntimeConfig: wazero.NewRuntimeConfig().WithCloseOnContextDone(checked).WithCompilationCache(cache).
+			RuntimeConfig: wazero.NewRuntimeConfig().WithCloseOnContextDone(mode == wazeroChecks).WithCompilationCache(cache).
 				WithMemoryLimitPages(128 * 16).WithMemoryCapacityFromMax(true),
 			EnableWasi: true,
 		}, funcs)
@@ -219,55 +239,59 @@ func extismInstance(b *testing.B, wasm []byte, checked bool, funcs []extism.Host
 }
 
 // BenchmarkExtismFloor decomposes the hop: the same plugin called through
-// Extism directly, without mcphost's pool or deadline.
+// Extism directly, without mcphost's pool or deadline, under each way of
+// stopping a call (interruptMode).
 //   - abi_version: an export with no input, no output and no JSON (Extism's
 //     fixed cost per call: reset, input_set, output and error lookups, plus
 //     entering the Go guest's runtime);
 //   - call_tool: the echo call (adds the guest's JSON work and the output
-//     copied through Extism's kernel);
-//   - call_tool-unchecked: the same without WithCloseOnContextDone, which
-//     mcphost must set (without it a looping plugin cannot be stopped):
-//     wazero 1.12 then calls into Go at every loop back-edge of the guest
-//     (wazero issue #2466), and the difference is what those checks cost.
+//     copied through Extism's kernel).
+//
+// wazero-checks is what wazero 1.12 costs (it calls into Go at every loop
+// back-edge of the guest, wazero issue #2466), instrumented what mcphost
+// does instead, unstoppable the floor.
 func BenchmarkExtismFloor(b *testing.B) {
 	wasm, err := os.ReadFile(testutil.GoPlugin(b, "plugins/everything"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx := context.Background()
 	funcs := hostfn.Functions("everything", hclog.NewNullLogger(), nopNotifier{}, nil)
-	checked := extismInstance(b, wasm, true, funcs)
-	for _, tc := range []struct {
-		name, export string
-		input        []byte
-	}{
-		{"abi_version", abi.VersionExport, nil},
-		{"call_tool", abi.ExportCallTool, echoInput},
-		{"call_tool-unchecked", abi.ExportCallTool, echoInput},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
-			inst := checked
-			if strings.HasSuffix(tc.name, "-unchecked") {
-				inst = extismInstance(b, wasm, false, funcs)
-			}
-			if _, _, err := inst.CallWithContext(ctx, tc.export, tc.input); err != nil {
-				b.Fatal(err)
-			}
-			lat := make([]time.Duration, 0, b.N)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				begin := time.Now()
-				_, _, err := inst.CallWithContext(ctx, tc.export, tc.input)
-				lat = append(lat, time.Since(begin))
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.StopTimer()
-			reportLatencies(b, lat)
-		})
+	for _, mode := range []interruptMode{instrumented, wazeroChecks, unstoppable} {
+		inst := extismInstance(b, wasm, mode, funcs)
+		for _, tc := range []struct {
+			name, export string
+			input        []byte
+		}{
+			{"abi_version", abi.VersionExport, nil},
+			{"call_tool", abi.ExportCallTool, echoInput},
+		} {
+			b.Run(tc.name+"/"+string(mode), func(b *testing.B) {
+				benchExtismCall(b, inst, tc.export, tc.input)
+			})
+		}
 	}
+}
+
+// benchExtismCall calls export with input on inst b.N times and reports
+// the latencies.
+func benchExtismCall(b *testing.B, inst *extism.Plugin, export string, input []byte) {
+	ctx := context.Background()
+	if _, _, err := inst.CallWithContext(ctx, export, input); err != nil {
+		b.Fatal(err)
+	}
+	lat := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		begin := time.Now()
+		_, _, err := inst.CallWithContext(ctx, export, input)
+		lat = append(lat, time.Since(begin))
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	reportLatencies(b, lat)
 }
 
 // BenchmarkBridgeCallTool is what the host does for one tools/call beyond
@@ -361,15 +385,18 @@ func BenchmarkCallers(b *testing.B) {
 // BenchmarkHopFloor decomposes the hop with bench/plugins/hopfloor, whose
 // exports each do one more step of what the Go SDK's call_tool does, called
 // through Extism directly (no pool, no deadline), for a 5-byte and a
-// 4 KiB text; decode_encode-unchecked is decode_encode without wazero's
-// termination checks (see BenchmarkExtismFloor).
+// 4 KiB text. Every step runs instrumented, as mcphost runs it; the last,
+// decode_encode, also under wazero's checks and unstoppable (see
+// BenchmarkExtismFloor).
 func BenchmarkHopFloor(b *testing.B) {
 	wasm, err := os.ReadFile(testutil.GoPlugin(b, "bench/plugins/hopfloor"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx := context.Background()
-	checked, unchecked := extismInstance(b, wasm, true, nil), extismInstance(b, wasm, false, nil)
+	insts := map[interruptMode]*extism.Plugin{}
+	for _, mode := range []interruptMode{instrumented, wazeroChecks, unstoppable} {
+		insts[mode] = extismInstance(b, wasm, mode, nil)
+	}
 	for _, size := range []struct {
 		name  string
 		input []byte
@@ -377,30 +404,16 @@ func BenchmarkHopFloor(b *testing.B) {
 		{"hello", echoInput},
 		{"4KiB", []byte(`{"request":{"name":"echo","arguments":{"text":"` + strings.Repeat("x", 4096) + `"}},"context":{}}`)},
 	} {
-		for _, name := range []string{"nothing", "input_only", "raw", "decode", "decode_encode", "decode_encode-unchecked"} {
-			inst := checked
-			export, ok := strings.CutSuffix(name, "-unchecked")
-			if ok {
-				inst = unchecked
+		for _, step := range []string{"nothing", "input_only", "raw", "decode", "decode_encode"} {
+			modes := []interruptMode{instrumented}
+			if step == "decode_encode" {
+				modes = append(modes, wazeroChecks, unstoppable)
 			}
-			b.Run(size.name+"/"+name, func(b *testing.B) {
-				if _, _, err := inst.CallWithContext(ctx, export, size.input); err != nil {
-					b.Fatal(err)
-				}
-				lat := make([]time.Duration, 0, b.N)
-				b.ReportAllocs()
-				b.ResetTimer()
-				for range b.N {
-					begin := time.Now()
-					_, _, err := inst.CallWithContext(ctx, export, size.input)
-					lat = append(lat, time.Since(begin))
-					if err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.StopTimer()
-				reportLatencies(b, lat)
-			})
+			for _, mode := range modes {
+				b.Run(size.name+"/"+step+"/"+string(mode), func(b *testing.B) {
+					benchExtismCall(b, insts[mode], step, size.input)
+				})
+			}
 		}
 	}
 }

@@ -1,0 +1,103 @@
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/host/internal/hostfn"
+	"github.com/mcphost/mcphost/host/internal/interrupt"
+	"github.com/mcphost/mcphost/internal/testutil"
+)
+
+// TestRunawayCallIsStoppedEitherWay runs the faulty plugin's spin tool,
+// which loops forever, instrumented (what Load does) and on the fallback
+// for modules the instrumentation refuses (wazero's own checks). Either
+// way the call times out and the next call works.
+func TestRunawayCallIsStoppedEitherWay(t *testing.T) {
+	wasm, err := os.ReadFile(testutil.GoPlugin(t, "testdata/plugins/faulty"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refuse := func([]byte) ([]byte, error) { return nil, interrupt.ErrUnsupported }
+	for _, tc := range []struct {
+		name       string
+		instrument func([]byte) ([]byte, error)
+		fallback   bool
+	}{
+		{"instrumented", nil, false},
+		{"wazero checks", refuse, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var log bytes.Buffer
+			p, err := Load(t.Context(), Options{
+				Name: "faulty", Wasm: wasm, Timeout: 300 * time.Millisecond, MemoryMB: 48,
+				MaxInstances: 1, MaxOutputBytes: 1 << 20, CacheDir: t.TempDir(),
+				Logger:        hclog.New(&hclog.LoggerOptions{Output: &log}),
+				HostFunctions: hostfn.Functions("faulty", hclog.NewNullLogger(), dropNotifier{}, nil),
+				instrument:    tc.instrument,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { p.Close(t.Context()) })
+
+			begin := time.Now()
+			_, err = p.Call(t.Context(), abi.ExportCallTool, []byte(`{"request":{"name":"spin","arguments":{}},"context":{}}`))
+			var ce *CallError
+			if !errors.As(err, &ce) || ce.Kind != KindTimeout {
+				t.Fatalf("spin: %v, want a timeout", err)
+			}
+			t.Logf("spin stopped after %v (timeout 300ms)", time.Since(begin))
+			out, err := p.Call(t.Context(), abi.ExportCallTool, []byte(`{"request":{"name":"echo","arguments":{"text":"after"}},"context":{}}`))
+			if err != nil || !strings.Contains(string(out), "after") {
+				t.Fatalf("echo after the timeout: %s, %v", out, err)
+			}
+			if said := strings.Contains(log.String(), "using wazero's"); said != tc.fallback {
+				t.Errorf("log says it fell back to wazero's checks: %v, want %v:\n%s", said, tc.fallback, log.String())
+			}
+		})
+	}
+}
+
+// loopingStart is a module whose start function, which runs when an
+// instance is made, loops forever; it exports list_tools.
+var loopingStart = []byte{
+	0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+	0x01, 0x04, 0x01, 0x60, 0x00, 0x00, // type: () -> ()
+	0x03, 0x02, 0x01, 0x00, // one function of that type
+	0x07, 0x0e, 0x01, 0x0a, 'l', 'i', 's', 't', '_', 't', 'o', 'o', 'l', 's', 0x00, 0x00,
+	0x08, 0x01, 0x00, // start: function 0
+	0x0a, 0x09, 0x01, 0x07, 0x00, 0x03, 0x40, 0x0c, 0x00, 0x0b, 0x0b, // loop br 0 end
+}
+
+// TestLoopingStartFunctionIsStopped loads a module whose start function
+// never returns: the load fails once the plugin's timeout has passed
+// rather than hanging, instrumented and on wazero's checks.
+func TestLoopingStartFunctionIsStopped(t *testing.T) {
+	refuse := func([]byte) ([]byte, error) { return nil, interrupt.ErrUnsupported }
+	for name, instrument := range map[string]func([]byte) ([]byte, error){"instrumented": nil, "wazero checks": refuse} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Load(t.Context(), Options{
+				Name: "looping", Wasm: loopingStart, Timeout: 200 * time.Millisecond, MemoryMB: 16,
+				MaxInstances: 1, MaxOutputBytes: 1 << 20, instrument: instrument,
+			})
+			if err == nil || !strings.Contains(err.Error(), "start function interrupted (timeout 200ms)") {
+				t.Fatalf("load: %v, want the start function interrupted", err)
+			}
+		})
+	}
+}
+
+// dropNotifier drops the notifications a plugin sends.
+type dropNotifier struct{}
+
+func (dropNotifier) ResourceUpdated(context.Context, string)     {}
+func (dropNotifier) ListChanged(context.Context, string, string) {}
