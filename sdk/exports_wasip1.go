@@ -39,7 +39,7 @@ func exportGetPrompt() int32 { return serve(abi.ExportGetPrompt) }
 func exportComplete() int32 { return serve(abi.ExportComplete) }
 
 func serve(export string) int32 {
-	out, perr := std.dispatch(export, pdk.Input())
+	out, perr := std.dispatch(export, readInput())
 	if perr != nil {
 		b, err := json.Marshal(perr)
 		if err != nil { // only if Data is not valid JSON
@@ -48,7 +48,7 @@ func serve(export string) int32 {
 		pdk.SetErrorString(string(b))
 		return 1
 	}
-	pdk.Output(out)
+	writeOutput(out)
 	return 0
 }
 
