@@ -36,7 +36,7 @@ func (m *module) rewriteExpr(r *reader, out []byte, checks bool) []byte {
 			}
 		case op == 0x1f: // try_table
 			r.blockType()
-			for range r.u32() {
+			for range r.count() {
 				switch kind := r.byte(); kind {
 				case 0x00, 0x01: // catch, catch_ref: tag, label
 					r.u32()
@@ -71,7 +71,7 @@ func (m *module) rewriteExpr(r *reader, out []byte, checks bool) []byte {
 		case op == 0x0c || op == 0x0d || op == 0xd4 || op == 0xd6: // br, br_if, br_on_null, br_on_non_null
 			r.u32()
 		case op == 0x0e: // br_table
-			for range r.u32() {
+			for range r.count() {
 				r.u32()
 			}
 			r.u32()
@@ -81,7 +81,7 @@ func (m *module) rewriteExpr(r *reader, out []byte, checks bool) []byte {
 		case op == 0x08 || op == 0x14 || op == 0x15: // throw, call_ref, return_call_ref
 			r.u32()
 		case op == 0x1c: // select with types
-			for range r.u32() {
+			for range r.count() {
 				r.valType()
 			}
 		case op >= 0x20 && op <= 0x22, op == 0x25, op == 0x26: // locals, table.get/set
@@ -224,6 +224,18 @@ func (r *reader) u32() uint32 {
 		}
 	}
 	return 0
+}
+
+// count reads the length of a vector. Every element takes at least one
+// byte, so a length beyond the bytes left is an error, found before a loop
+// spins through billions of elements that are not there.
+func (r *reader) count() uint32 {
+	n := r.u32()
+	if int64(n) > int64(len(r.b)-r.pos) {
+		r.fail(fmt.Errorf("a vector of %d elements in %d bytes", n, len(r.b)-r.pos))
+		return 0
+	}
+	return n
 }
 
 // s33 reads a signed LEB128 number of at most 33 bits.

@@ -238,6 +238,10 @@ func (m *module) rewrite(s section) ([]byte, error) {
 		return m.rewriteCode(s.body)
 	case secData:
 		return s.body, m.checkData(s.body)
+	case secDataCount:
+		r := &reader{b: s.body}
+		r.u32()
+		return s.body, r.end()
 	default:
 		return s.body, nil
 	}
@@ -294,7 +298,7 @@ func (m *module) rewriteSection(id byte, body []byte) ([]byte, error) {
 
 func countTypes(b []byte) (uint32, error) {
 	r := &reader{b: b}
-	n := r.u32()
+	n := r.count()
 	for range n {
 		if form := r.byte(); form != 0x60 {
 			// Recursive and sub types (the GC proposal) number types
@@ -302,7 +306,7 @@ func countTypes(b []byte) (uint32, error) {
 			return 0, fmt.Errorf("type form 0x%x: %w", form, ErrUnsupported)
 		}
 		for range 2 { // params, results
-			for range r.u32() {
+			for range r.count() {
 				r.valType()
 			}
 		}
@@ -315,7 +319,7 @@ func countTypes(b []byte) (uint32, error) {
 
 func countImports(b []byte) (funcs, globals uint32, err error) {
 	r := &reader{b: b}
-	for range r.u32() {
+	for range r.count() {
 		r.name()
 		r.name()
 		switch kind := r.byte(); kind {
@@ -346,7 +350,7 @@ func countImports(b []byte) (funcs, globals uint32, err error) {
 
 func countGlobals(b []byte) (uint32, error) {
 	r := &reader{b: b}
-	n := r.u32()
+	n := r.count()
 	var m module // only to read the init expressions
 	var scratch []byte
 	for range n {
@@ -362,7 +366,7 @@ func countGlobals(b []byte) (uint32, error) {
 
 func (m *module) rewriteExports(b []byte) ([]byte, error) {
 	r := &reader{b: b}
-	n := r.u32()
+	n := r.count()
 	out := appendU32(nil, n)
 	for range n {
 		out = appendName(out, r.name())
@@ -384,7 +388,7 @@ func (m *module) rewriteExports(b []byte) ([]byte, error) {
 
 func (m *module) rewriteElements(b []byte) ([]byte, error) {
 	r := &reader{b: b}
-	n := r.u32()
+	n := r.count()
 	out := appendU32(nil, n)
 	for range n {
 		flags := r.u32()
@@ -408,7 +412,7 @@ func (m *module) rewriteElements(b []byte) ([]byte, error) {
 				out = append(out, r.byte())
 			}
 		}
-		count := r.u32()
+		count := r.count()
 		out = appendU32(out, count)
 		for range count {
 			if exprs {
@@ -429,7 +433,7 @@ func (m *module) rewriteElements(b []byte) ([]byte, error) {
 func (m *module) checkData(b []byte) error {
 	r := &reader{b: b}
 	var scratch []byte
-	for range r.u32() {
+	for range r.count() {
 		switch mode := r.u32(); mode {
 		case 0:
 			scratch = m.rewriteExpr(r, scratch[:0], false)
@@ -450,7 +454,7 @@ func (m *module) checkData(b []byte) error {
 
 func (m *module) rewriteCode(b []byte) ([]byte, error) {
 	r := &reader{b: b}
-	n := r.u32()
+	n := r.count()
 	out := make([]byte, 0, len(b)+len(b)/8)
 	out = appendU32(out, n+1)
 	var body []byte
@@ -461,7 +465,7 @@ func (m *module) rewriteCode(b []byte) ([]byte, error) {
 			return nil, r.err
 		}
 		body = body[:0]
-		for range fr.u32() { // local declarations
+		for range fr.count() { // local declarations
 			fr.u32()
 			fr.valType()
 		}
@@ -534,18 +538,18 @@ func (m *module) rewriteCustom(b []byte) []byte {
 		var body []byte
 		switch id {
 		case 1: // function names: map from function index
-			n := sub.u32()
+			n := sub.count()
 			body = appendU32(body, n)
 			for range n {
 				body = appendU32(body, m.movedFunc(sub.u32()))
 				body = appendName(body, sub.name())
 			}
 		case 2, 3: // local and label names: maps of maps, by function index
-			n := sub.u32()
+			n := sub.count()
 			body = appendU32(body, n)
 			for range n {
 				body = appendU32(body, m.movedFunc(sub.u32()))
-				inner := sub.u32()
+				inner := sub.count()
 				body = appendU32(body, inner)
 				for range inner {
 					body = appendU32(body, sub.u32())
