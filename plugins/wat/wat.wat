@@ -104,7 +104,7 @@
   ;; =====================================================================
 
   ;; $to_kernel copies $n bytes at $ptr (our memory) into a new kernel block
-  ;; and returns the block's offset: 8 bytes at a time, then the rest.
+  ;; and returns the block's offset, 8 bytes at a time.
   (func $to_kernel (param $ptr i32) (param $n i32) (result i64)
     (local $block i64) (local $i i32)
     (local.set $block (call $alloc (i64.extend_i32_u (local.get $n))))
@@ -116,6 +116,16 @@
           (i64.load (i32.add (local.get $ptr) (local.get $i))))
         (local.set $i (i32.add (local.get $i) (i32.const 8)))
         (br $words)))
+    ;; The last n mod 8 bytes go as one more word, the one that ends at n
+    ;; (it overlaps the previous one): each kernel call costs about a
+    ;; microsecond, and byte by byte would be up to 7 of them. Only a block
+    ;; under 8 bytes is written byte by byte.
+    (if (i32.and (i32.ge_u (local.get $n) (i32.const 8)) (i32.lt_u (local.get $i) (local.get $n)))
+      (then
+        (call $store_u64
+          (i64.add (local.get $block) (i64.extend_i32_u (i32.sub (local.get $n) (i32.const 8))))
+          (i64.load (i32.add (local.get $ptr) (i32.sub (local.get $n) (i32.const 8)))))
+        (local.set $i (local.get $n))))
     (block $done
       (loop $bytes
         (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
@@ -169,6 +179,12 @@
                    (call $input_load_u64 (i64.extend_i32_u (local.get $i))))
         (local.set $i (i32.add (local.get $i) (i32.const 8)))
         (br $words)))
+    ;; The tail as one overlapping word, as in $to_kernel.
+    (if (i32.and (i32.ge_u (local.get $n) (i32.const 8)) (i32.lt_u (local.get $i) (local.get $n)))
+      (then
+        (i64.store (i32.add (global.get $INPUT) (i32.sub (local.get $n) (i32.const 8)))
+                   (call $input_load_u64 (i64.extend_i32_u (i32.sub (local.get $n) (i32.const 8)))))
+        (local.set $i (local.get $n))))
     (block $done
       (loop $bytes
         (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
