@@ -3,6 +3,7 @@ package plugin_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -165,25 +166,12 @@ func BenchmarkWasmHop(b *testing.B) {
 					b.Fatalf("echo returned %.200s", out)
 				}
 			}
-			out, err := p.Call(ctx, abi.ExportCallTool, tc.input) // instance now warm
-			if err != nil {
-				b.Fatal(err)
-			}
-			check(out)
-			lat := make([]time.Duration, 0, b.N)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				begin := time.Now()
+			var out []byte
+			timeCalls(b, func() (err error) {
 				out, err = p.Call(ctx, abi.ExportCallTool, tc.input)
-				lat = append(lat, time.Since(begin))
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.StopTimer()
+				return err
+			})
 			check(out)
-			reportLatencies(b, lat)
 			b.ReportMetric(float64(len(tc.input)), "in-B")
 		})
 	}
@@ -275,8 +263,17 @@ func BenchmarkExtismFloor(b *testing.B) {
 // benchExtismCall calls export with input on inst b.N times and reports
 // the latencies.
 func benchExtismCall(b *testing.B, inst *extism.Plugin, export string, input []byte) {
-	ctx := context.Background()
-	if _, _, err := inst.CallWithContext(ctx, export, input); err != nil {
+	timeCalls(b, func() error {
+		_, _, err := inst.CallWithContext(context.Background(), export, input)
+		return err
+	})
+}
+
+// timeCalls makes one call to warm up, then b.N timed calls, and reports
+// their latencies and allocations. A call that fails ends the benchmark.
+func timeCalls(b *testing.B, call func() error) {
+	b.Helper()
+	if err := call(); err != nil {
 		b.Fatal(err)
 	}
 	lat := make([]time.Duration, 0, b.N)
@@ -284,7 +281,7 @@ func benchExtismCall(b *testing.B, inst *extism.Plugin, export string, input []b
 	b.ResetTimer()
 	for range b.N {
 		begin := time.Now()
-		_, _, err := inst.CallWithContext(ctx, export, input)
+		err := call()
 		lat = append(lat, time.Since(begin))
 		if err != nil {
 			b.Fatal(err)
@@ -310,22 +307,13 @@ func BenchmarkBridgeCallTool(b *testing.B) {
 	}
 	tool := tools[i]
 	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "echo", Arguments: json.RawMessage(`{"text":"hello"}`)}}
-	if _, err := bridge.CallTool(ctx, p, tool, req); err != nil {
-		b.Fatal(err)
-	}
-	lat := make([]time.Duration, 0, b.N)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		begin := time.Now()
+	timeCalls(b, func() error {
 		res, err := bridge.CallTool(ctx, p, tool, req)
-		lat = append(lat, time.Since(begin))
-		if err != nil || res.IsError {
-			b.Fatalf("CallTool = %v, %v", res, err)
+		if err == nil && res.IsError {
+			err = fmt.Errorf("CallTool = %v", res)
 		}
-	}
-	b.StopTimer()
-	reportLatencies(b, lat)
+		return err
+	})
 }
 
 // BenchmarkCallers runs b.N echo calls split between N goroutines on one
