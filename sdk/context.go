@@ -2,33 +2,48 @@ package sdk
 
 import (
 	"encoding/json"
-
-	"github.com/mcphost/mcphost/abi"
 )
 
 // Context describes the client request a handler serves. It is valid only
 // during the handler's call.
+//
+// The request's _meta and the client's capabilities are decoded only when a
+// handler asks for them: in a stateless (2026-07-28) request they are most
+// of the envelope, and building their maps was most of the SDK's own work
+// for a call that never looks at them.
 type Context struct {
 	id             json.RawMessage
+	metaJSON       json.RawMessage
 	meta           map[string]any
+	metaDecoded    bool
+	capsJSON       json.RawMessage
 	clientCaps     map[string]any
+	capsDecoded    bool
 	inputResponses map[string]json.RawMessage
 	requestState   string
 	uriVars        map[string]string
 }
 
-func newContext(in *abi.Input) *Context {
-	c := &Context{id: in.Context.ID, meta: in.Context.Meta}
-	if len(in.Context.ClientCapabilities) > 0 {
-		_ = json.Unmarshal(in.Context.ClientCapabilities, &c.clientCaps)
-	}
-	return c
+// envelope is abi.Input with the context's _meta and client capabilities
+// left as JSON until a handler asks (Context.Meta, ClientCapabilities).
+type envelope struct {
+	Request json.RawMessage `json:"request,omitempty"`
+	Context struct {
+		ID                 json.RawMessage `json:"id,omitempty"`
+		Meta               json.RawMessage `json:"_meta"`
+		ClientCapabilities json.RawMessage `json:"clientCapabilities,omitempty"`
+	} `json:"context"`
 }
 
-// withParams completes c from the fields the request params may carry.
-func (c *Context) withParams(meta map[string]any, responses map[string]json.RawMessage, state string) {
-	if c.meta == nil {
-		c.meta = meta
+func newContext(in *envelope) *Context {
+	return &Context{id: in.Context.ID, metaJSON: in.Context.Meta, capsJSON: in.Context.ClientCapabilities}
+}
+
+// withParams completes c from the fields the request params may carry: the
+// params' _meta counts when the context has none.
+func (c *Context) withParams(meta json.RawMessage, responses map[string]json.RawMessage, state string) {
+	if len(c.metaJSON) == 0 || string(c.metaJSON) == "null" {
+		c.metaJSON = meta
 	}
 	c.inputResponses = responses
 	c.requestState = state
@@ -40,11 +55,19 @@ func (c *Context) RequestID() json.RawMessage { return c.id }
 
 // Meta returns the request's _meta object (nil when there is none). Do not
 // modify it.
-func (c *Context) Meta() map[string]any { return c.meta }
+func (c *Context) Meta() map[string]any {
+	if !c.metaDecoded {
+		c.metaDecoded = true
+		if len(c.metaJSON) > 0 {
+			_ = json.Unmarshal(c.metaJSON, &c.meta)
+		}
+	}
+	return c.meta
+}
 
 // ProgressToken returns the request's _meta.progressToken (a string or a
 // number), or nil when the client asked for no progress notifications.
-func (c *Context) ProgressToken() any { return c.meta["progressToken"] }
+func (c *Context) ProgressToken() any { return c.Meta()["progressToken"] }
 
 // MetaClientCapabilities is the _meta key under which a request of MCP
 // protocol 2026-07-28 (stateless) carries the client's capabilities.
@@ -58,10 +81,16 @@ const MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
 // when neither says. A capability is declared when its key is present with
 // a non-null value.
 func (c *Context) ClientCapabilities() map[string]any {
+	if !c.capsDecoded {
+		c.capsDecoded = true
+		if len(c.capsJSON) > 0 {
+			_ = json.Unmarshal(c.capsJSON, &c.clientCaps)
+		}
+	}
 	if c.clientCaps != nil {
 		return c.clientCaps
 	}
-	caps, _ := c.meta[MetaClientCapabilities].(map[string]any)
+	caps, _ := c.Meta()[MetaClientCapabilities].(map[string]any)
 	return caps
 }
 

@@ -20,7 +20,7 @@ func (r *registry) dispatch(export string, input []byte) (out []byte, perr *abi.
 			out, perr = nil, &abi.Error{Code: abi.CodeInternalError, Message: fmt.Sprint("panic: ", v)}
 		}
 	}()
-	var in abi.Input
+	var in envelope
 	if len(input) > 0 {
 		if err := json.Unmarshal(input, &in); err != nil {
 			return nil, invalidParams("malformed input: " + err.Error())
@@ -107,7 +107,10 @@ type callToolJSON struct {
 }
 
 func (r *registry) callTool(ctx *Context, req json.RawMessage) (any, *abi.Error) {
-	var p abi.CallToolParams
+	var p struct {
+		abi.CallToolParams
+		Meta json.RawMessage `json:"_meta,omitempty"` // decoded if a handler asks
+	}
 	if e := decodeRequest(req, &p); e != nil {
 		return nil, e
 	}
@@ -168,7 +171,10 @@ type readResourceJSON struct {
 }
 
 func (r *registry) readResource(ctx *Context, req json.RawMessage) (any, *abi.Error) {
-	var p abi.ReadResourceParams
+	var p struct {
+		abi.ReadResourceParams
+		Meta json.RawMessage `json:"_meta,omitempty"` // decoded if a handler asks
+	}
 	if e := decodeRequest(req, &p); e != nil {
 		return nil, e
 	}
@@ -234,7 +240,10 @@ type getPromptJSON struct {
 }
 
 func (r *registry) getPrompt(ctx *Context, req json.RawMessage) (any, *abi.Error) {
-	var p abi.GetPromptParams
+	var p struct {
+		abi.GetPromptParams
+		Meta json.RawMessage `json:"_meta,omitempty"` // decoded if a handler asks
+	}
 	if e := decodeRequest(req, &p); e != nil {
 		return nil, e
 	}
@@ -273,7 +282,7 @@ func (r *registry) getPrompt(ctx *Context, req json.RawMessage) (any, *abi.Error
 }
 
 func (r *registry) completion(ctx *Context, req json.RawMessage) (any, *abi.Error) {
-	var p abi.CompleteParams
+	var p abi.CompleteParams // whole: the handler gets it
 	if e := decodeRequest(req, &p); e != nil {
 		return nil, e
 	}
