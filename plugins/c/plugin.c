@@ -160,6 +160,14 @@ static ExtismPointer to_kernel(const char *s, size_t n) {
 		memcpy(&w, s + i, 8); /* wasm32 is little-endian, like the kernel */
 		extism_store_u64(off + i, w);
 	}
+	/* The last n % 8 bytes as one word that ends at n, overlapping the one
+	 * before: a byte-wise kernel call costs about a microsecond. */
+	if (i < n && n >= 8) {
+		uint64_t w;
+		memcpy(&w, s + n - 8, 8);
+		extism_store_u64(off + n - 8, w);
+		i = n;
+	}
 	for (; i < n; i++)
 		extism_store_u8(off + i, (uint8_t)s[i]);
 	return off;
@@ -229,6 +237,11 @@ static char *read_input(size_t *n) {
 	for (; i + 8 <= len; i += 8) {
 		uint64_t w = extism_input_load_u64(i);
 		memcpy(p + i, &w, 8);
+	}
+	if (i < len && len >= 8) { /* the tail as one overlapping word */
+		uint64_t w = extism_input_load_u64(len - 8);
+		memcpy(p + len - 8, &w, 8);
+		i = (size_t)len;
 	}
 	for (; i < len; i++)
 		p[i] = (char)extism_input_load_u8(i);
