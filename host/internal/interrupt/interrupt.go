@@ -90,11 +90,14 @@ type module struct {
 	globalRefs, funcRefs uint32
 }
 
+// globals is the number of globals of the original module.
+func (m *module) globals() uint32 { return m.importedGlobals + m.definedGlobals }
+
 // checkFunc is the index of the imported host function in the rewritten
-// module, and counter the index of the budget global.
+// module, and counter the index of the budget global, added after the
+// original globals.
 func (m *module) checkFunc() uint32 { return m.importedFuncs }
-func (m *module) counter() uint32   { return m.importedGlobals + m.definedGlobals }
-func (m *module) globals() uint32   { return m.importedGlobals + m.definedGlobals }
+func (m *module) counter() uint32   { return m.globals() }
 
 // tickFunc is the index of the function the rewrite adds, which takes one
 // unit from the budget and calls checkFunc when it is spent.
@@ -497,8 +500,7 @@ func (m *module) appendTick(out []byte) []byte {
 // startsWithLoop reports whether the code at r's position enters a loop
 // before it does anything else (through blocks only, which fall into their
 // body): the loop's own check then also counts the function's entry, and a
-// second check would only slow the function down. The Go compiler starts
-// every function this way.
+// second check would only slow the function down.
 func startsWithLoop(r *reader) bool {
 	peek := *r
 	for peek.err == nil && !peek.done() {
