@@ -353,8 +353,10 @@ func FuzzInstrument(f *testing.F) {
 	for _, b := range [][]byte{semanticsModule(), spinModule(), fanOutModule(), fillModule()} {
 		f.Add(b)
 	}
-	if b, err := os.ReadFile("../../../plugins/wat/wat.wasm"); err == nil {
-		f.Add(b)
+	for _, name := range []string{"wat/wat.wasm", "c/c.wasm", "zig/zig.wasm"} {
+		if b, err := os.ReadFile("../../../plugins/" + name); err == nil {
+			f.Add(b)
+		}
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		out, err := Instrument(b)
