@@ -76,17 +76,6 @@ func nativeEchoServer() *mcp.Server {
 	return s
 }
 
-func reportPercentiles(b *testing.B, lat []time.Duration, unit time.Duration, suffix string) {
-	b.Helper()
-	if len(lat) == 0 {
-		return
-	}
-	slices.Sort(lat)
-	pct := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))]) / float64(unit) }
-	b.ReportMetric(pct(0.50), "p50-"+suffix)
-	b.ReportMetric(pct(0.99), "p99-"+suffix)
-}
-
 // BenchmarkCallEcho is one tools/call echo {"text":"hello"} from a go-sdk
 // client over an in-memory transport, to mcphost (plugins/everything) and to
 // the native go-sdk server: the whole server-side path without HTTP, so the
@@ -110,23 +99,13 @@ max_instances = 2
 			b.Run(s.name+"/"+version, func(b *testing.B) {
 				cs := connectInMemory(b, s.server, version)
 				params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}}
-				ctx := context.Background()
-				if _, err := cs.CallTool(ctx, params); err != nil {
-					b.Fatal(err)
-				}
-				lat := make([]time.Duration, 0, b.N)
-				b.ReportAllocs()
-				b.ResetTimer()
-				for range b.N {
-					begin := time.Now()
-					res, err := cs.CallTool(ctx, params)
-					lat = append(lat, time.Since(begin))
-					if err != nil || res.IsError {
-						b.Fatalf("echo: %v, %v", res, err)
+				testutil.TimeCalls(b, func() error {
+					res, err := cs.CallTool(context.Background(), params)
+					if err == nil && res.IsError {
+						err = fmt.Errorf("echo: %v", res)
 					}
-				}
-				b.StopTimer()
-				reportPercentiles(b, lat, time.Microsecond, "µs")
+					return err
+				})
 			})
 		}
 	}
@@ -200,8 +179,8 @@ func BenchmarkHostStart(b *testing.B) {
 			news, closes = append(news, n), append(closes, c)
 		}
 		b.StopTimer()
-		reportPercentiles(b, news, time.Millisecond, "new-ms")
-		reportPercentiles(b, closes, time.Millisecond, "close-ms")
+		testutil.ReportPercentiles(b, news, time.Millisecond, "new-ms")
+		testutil.ReportPercentiles(b, closes, time.Millisecond, "close-ms")
 	}
 	b.Run("cold", func(b *testing.B) {
 		base := b.TempDir()
@@ -274,7 +253,7 @@ func BenchmarkToolsList(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			reportPercentiles(b, pages, time.Millisecond/1000, "page-µs")
+			testutil.ReportPercentiles(b, pages, time.Millisecond/1000, "page-µs")
 			b.ReportMetric(float64(len(pages))/float64(b.N), "pages")
 			b.ReportMetric(float64(loadTook.Milliseconds()), "load100-ms")
 		})
@@ -484,7 +463,7 @@ path = %q
 					b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/call")
 					b.ReportMetric(cpu.Seconds()/took.Seconds(), "cores")
 				}
-				reportPercentiles(b, slices.Concat(lat...), time.Microsecond, "µs")
+				testutil.ReportPercentiles(b, slices.Concat(lat...), time.Microsecond, "µs")
 			})
 		}
 	}

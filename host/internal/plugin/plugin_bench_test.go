@@ -100,19 +100,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func reportLatencies(b *testing.B, lat []time.Duration) {
-	b.Helper()
-	if len(lat) == 0 {
-		return
-	}
-	slices.Sort(lat)
-	pct := func(p float64) float64 {
-		return float64(lat[int(p*float64(len(lat)-1))]) / float64(time.Microsecond)
-	}
-	b.ReportMetric(pct(0.50), "p50-µs")
-	b.ReportMetric(pct(0.99), "p99-µs")
-}
-
 // Envelopes of tools/call echo as bridge.CallTool builds them (captured
 // from go-sdk clients connected in memory): the plugin decodes all of it.
 var (
@@ -167,7 +154,7 @@ func BenchmarkWasmHop(b *testing.B) {
 				}
 			}
 			var out []byte
-			timeCalls(b, func() (err error) {
+			testutil.TimeCalls(b, func() (err error) {
 				out, err = p.Call(ctx, abi.ExportCallTool, tc.input)
 				return err
 			})
@@ -263,32 +250,10 @@ func BenchmarkExtismFloor(b *testing.B) {
 // benchExtismCall calls export with input on inst b.N times and reports
 // the latencies.
 func benchExtismCall(b *testing.B, inst *extism.Plugin, export string, input []byte) {
-	timeCalls(b, func() error {
+	testutil.TimeCalls(b, func() error {
 		_, _, err := inst.CallWithContext(context.Background(), export, input)
 		return err
 	})
-}
-
-// timeCalls makes one call to warm up, then b.N timed calls, and reports
-// their latencies and allocations. A call that fails ends the benchmark.
-func timeCalls(b *testing.B, call func() error) {
-	b.Helper()
-	if err := call(); err != nil {
-		b.Fatal(err)
-	}
-	lat := make([]time.Duration, 0, b.N)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		begin := time.Now()
-		err := call()
-		lat = append(lat, time.Since(begin))
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.StopTimer()
-	reportLatencies(b, lat)
 }
 
 // BenchmarkBridgeCallTool is what the host does for one tools/call beyond
@@ -307,7 +272,7 @@ func BenchmarkBridgeCallTool(b *testing.B) {
 	}
 	tool := tools[i]
 	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "echo", Arguments: json.RawMessage(`{"text":"hello"}`)}}
-	timeCalls(b, func() error {
+	testutil.TimeCalls(b, func() error {
 		res, err := bridge.CallTool(ctx, p, tool, req)
 		if err == nil && res.IsError {
 			err = fmt.Errorf("CallTool = %v", res)
