@@ -1,6 +1,7 @@
 package interrupt
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -387,6 +388,24 @@ func BenchmarkInstrument(b *testing.B) {
 	for b.Loop() {
 		if _, err := Instrument(wasm); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestDebugSectionsAreDropped checks what ABI.md promises of custom
+// sections: DWARF (.debug_*), whose code offsets the rewrite moves, is
+// dropped; others are kept.
+func TestDebugSectionsAreDropped(t *testing.T) {
+	b := cat(semanticsModule(),
+		sec(secCustom, cat(str(".debug_info"), []byte{1, 2, 3})),
+		sec(secCustom, cat(str("producers"), []byte{0})))
+	out := mustInstrument(t, b)
+	if bytes.Contains(out, []byte(".debug_info")) {
+		t.Error("the .debug_info section was kept")
+	}
+	for _, kept := range []string{"producers", "name"} {
+		if !bytes.Contains(out, []byte(kept)) {
+			t.Errorf("the %s section was dropped", kept)
 		}
 	}
 }
