@@ -329,6 +329,7 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 		MaxCallsPerSecond: pc.MaxCallsPerSecond,
 		BreakerFailures:   pc.BreakerFailures,
 		BreakerCooldown:   pc.BreakerCooldown,
+		WazeroChecks:      pc.InterruptChecks == "wazero",
 	})
 	if err != nil {
 		return nil, fmt.Errorf("load plugin %q from %s: %w", pc.Name, pc.Path, err)

@@ -161,6 +161,11 @@ type Plugin struct {
 	// from the one accepted in the lock file: "warn" (serve it, log) or
 	// "refuse" (leave it out until `mcphost plugin accept`).
 	OnChange string
+	// InterruptChecks says how calls are stopped at their deadline:
+	// "rewrite" (the module is rewritten to check its deadline; one the
+	// rewrite cannot handle completely is refused) or "wazero" (such a
+	// module runs under wazero's checks, at loop heads only).
+	InterruptChecks string
 	// Scopes are the OAuth scopes a caller's token needs for anything this
 	// plugin offers (enforced over HTTP with [server.auth]).
 	Scopes []string
@@ -216,6 +221,7 @@ type filePlugin struct {
 	BreakerFails *int                `toml:"breaker_failures"`
 	BreakerCool  string              `toml:"breaker_cooldown"`
 	OnChange     string              `toml:"on_change"`
+	Interrupts   string              `toml:"interrupt_checks"`
 	Scopes       []string            `toml:"scopes"`
 	ToolScopes   map[string][]string `toml:"tool_scopes"`
 }
@@ -228,7 +234,7 @@ var knownKeys = map[string][]string{
 	"server.auth":    auth.TOMLKeys(),
 	"plugin": {"name", "path", "timeout", "memory_mb", "max_instances", "max_output_kb", "config", "prefix",
 		"sha256", "env", "allowed_paths", "allowed_hosts", "allow_private_network",
-		"max_calls_per_second", "breaker_failures", "breaker_cooldown", "on_change", "scopes", "tool_scopes"},
+		"max_calls_per_second", "breaker_failures", "breaker_cooldown", "on_change", "interrupt_checks", "scopes", "tool_scopes"},
 }
 
 // validName is what a plugin name may look like: it appears in logs, errors,
@@ -528,6 +534,14 @@ func convertPlugin(path, baseDir string, index int, fp filePlugin) (Plugin, []er
 		p.OnChange = "refuse"
 	default:
 		bad("on_change: %q is not one of warn, refuse", fp.OnChange)
+	}
+	switch fp.Interrupts {
+	case "", "rewrite":
+		p.InterruptChecks = "rewrite"
+	case "wazero":
+		p.InterruptChecks = "wazero"
+	default:
+		bad("interrupt_checks: %q is not one of rewrite, wazero", fp.Interrupts)
 	}
 	p.BreakerCooldown = DefaultBreakerCooldown
 	if fp.BreakerCool != "" {

@@ -12,6 +12,16 @@ import (
 // head of every loop and before every bulk memory or table operation.
 // Unchanged instructions are copied in runs, from flushed up to where
 // something changes. Problems are left in r.err.
+//
+// The decoding is wazero's, for the features the host enables
+// (api.CoreFeaturesV2, see Features): every instruction is read the way
+// wazero's validator (internal/wasm/func_validation.go) and compiler read
+// it, so that the rewrite sees the same instruction boundaries wazero
+// executes. Where the two could read the same bytes differently (an
+// encoding the standard reads one way and wazero another), and for every
+// instruction outside those features, the module is refused with
+// ErrUnsupported. A rewrite that saw other boundaries than wazero could
+// miss a loop, or a global.set of the budget, hidden in an immediate.
 func (m *module) rewriteExpr(r *reader, out []byte, checks bool) []byte {
 	depth := 0
 	flushed := r.pos
@@ -34,26 +44,12 @@ func (m *module) rewriteExpr(r *reader, out []byte, checks bool) []byte {
 				flushed = r.pos
 				out = m.appendTickCall(out)
 			}
-		case op == 0x1f: // try_table
-			r.blockType()
-			for range r.count() {
-				switch kind := r.byte(); kind {
-				case 0x00, 0x01: // catch, catch_ref: tag, label
-					r.u32()
-					r.u32()
-				case 0x02, 0x03: // catch_all, catch_all_ref: label
-					r.u32()
-				default:
-					r.fail(fmt.Errorf("try_table catch kind 0x%x: %w", kind, ErrUnsupported))
-				}
-			}
-			depth++
 		case op == 0x0b: // end
 			if depth == 0 {
 				return append(out, r.b[flushed:r.pos]...)
 			}
 			depth--
-		case op == 0x10 || op == 0x12 || op == 0xd2: // call, return_call, ref.func
+		case op == 0x10 || op == 0xd2: // call, ref.func
 			f := r.u32()
 			if r.err == nil {
 				out = append(out, r.b[flushed:start]...)
@@ -63,33 +59,31 @@ func (m *module) rewriteExpr(r *reader, out []byte, checks bool) []byte {
 			}
 		case op == 0x23 || op == 0x24: // global.get, global.set
 			m.globalRefs = max(m.globalRefs, r.u32()+1)
-		case op <= 0x01, op == 0x05, op == 0x0a, op == 0x0f, op == 0x1a, op == 0x1b,
-			op >= 0x45 && op <= 0xc4, op == 0xd1, op == 0xd3, op == 0xd5:
-			// no immediates: unreachable, nop, else, throw_ref, return,
-			// drop, select, numeric operators, ref.is_null,
-			// ref.as_non_null, ref.eq
-		case op == 0x0c || op == 0x0d || op == 0xd4 || op == 0xd6: // br, br_if, br_on_null, br_on_non_null
+		case op <= 0x01, op == 0x05, op == 0x0f, op == 0x1a, op == 0x1b,
+			op >= 0x45 && op <= 0xc4, op == 0xd1:
+			// no immediates: unreachable, nop, else, return, drop, select,
+			// numeric operators, ref.is_null
+		case op == 0x0c || op == 0x0d: // br, br_if
 			r.u32()
 		case op == 0x0e: // br_table
 			for range r.count() {
 				r.u32()
 			}
 			r.u32()
-		case op == 0x11 || op == 0x13: // call_indirect, return_call_indirect: type, table
+		case op == 0x11: // call_indirect: type, table
 			r.u32()
 			r.u32()
-		case op == 0x08 || op == 0x14 || op == 0x15: // throw, call_ref, return_call_ref
-			r.u32()
-		case op == 0x1c: // select with types
-			for range r.count() {
-				r.valType()
+		case op == 0x1c: // select with types: wazero reads the count as one byte
+			if n := r.byte(); n != 1 && r.err == nil {
+				r.fail(fmt.Errorf("typed select with %d types", n))
 			}
+			r.valType()
 		case op >= 0x20 && op <= 0x22, op == 0x25, op == 0x26: // locals, table.get/set
 			r.u32()
 		case op >= 0x28 && op <= 0x3e: // loads and stores
 			r.memarg()
 		case op == 0x3f || op == 0x40: // memory.size, memory.grow
-			r.u32()
+			r.zeroByte()
 		case op == 0x41:
 			r.skipLEB(5)
 		case op == 0x42:
@@ -98,8 +92,8 @@ func (m *module) rewriteExpr(r *reader, out []byte, checks bool) []byte {
 			r.bytes(4)
 		case op == 0x44:
 			r.bytes(8)
-		case op == 0xd0: // ref.null
-			r.heapType()
+		case op == 0xd0: // ref.null: wazero reads the type as one byte
+			r.refType()
 		case op == 0xfc:
 			if r.misc() && checks && r.err == nil {
 				out = append(out, r.b[flushed:start]...)
@@ -108,16 +102,10 @@ func (m *module) rewriteExpr(r *reader, out []byte, checks bool) []byte {
 			}
 		case op == 0xfd:
 			r.simd()
-		case op == 0xfe: // atomics
-			switch sub := r.u32(); {
-			case sub == 0x03: // atomic.fence
-				r.byte()
-			case sub <= 0x4e:
-				r.memarg()
-			default:
-				r.fail(fmt.Errorf("opcode 0xfe %d: %w", sub, ErrUnsupported))
-			}
 		default:
+			// Exception handling, tail calls, typed function references,
+			// GC and threads are not among the features the host enables:
+			// wazero refuses them too.
 			r.fail(fmt.Errorf("opcode 0x%x: %w", op, ErrUnsupported))
 		}
 	}
@@ -126,15 +114,27 @@ func (m *module) rewriteExpr(r *reader, out []byte, checks bool) []byte {
 
 // misc reads the rest of a 0xfc instruction and reports whether it is a
 // bulk memory or table operation, which gets a check before it, weighted
-// by bulkCost.
+// by bulkCost. The sub-opcode is a LEB128 number, as wazero reads it; the
+// memory indices of the bulk memory operations are single zero bytes.
 func (r *reader) misc() (bulk bool) {
 	switch sub := r.u32(); {
 	case sub <= 7: // saturating truncations
-	case sub == 8 || sub == 10 || sub == 12 || sub == 14: // memory.init, memory.copy, table.init, table.copy
+	case sub == 8: // memory.init: data segment, memory
+		r.u32()
+		r.zeroByte()
+		return true
+	case sub == 10: // memory.copy: two memories
+		r.zeroByte()
+		r.zeroByte()
+		return true
+	case sub == 11: // memory.fill: memory
+		r.zeroByte()
+		return true
+	case sub == 12 || sub == 14: // table.init, table.copy
 		r.u32()
 		r.u32()
 		return true
-	case sub == 11 || sub == 17: // memory.fill, table.fill
+	case sub == 17: // table.fill
 		r.u32()
 		return true
 	case sub == 9 || sub == 13 || sub == 15 || sub == 16: // data.drop, elem.drop, table.grow, table.size
@@ -145,24 +145,52 @@ func (r *reader) misc() (bulk bool) {
 	return false
 }
 
-// simd reads the rest of a 0xfd (vector) instruction.
+// simd reads the rest of a 0xfd (vector) instruction the way wazero does:
+// the sub-opcode is one byte, where the standard has a LEB128 number. The
+// two agree for sub-opcodes below 0x80, and for those from 0x80 when the
+// next byte is 0x01 (which wazero then reads as a nop); anything else is
+// refused, since wazero would run other instructions than the standard
+// describes. Sub-opcodes wazero does not know are refused too.
 func (r *reader) simd() {
-	switch sub := r.u32(); {
-	case sub <= 11, sub == 92, sub == 93: // loads and stores
+	sub := r.byte()
+	if r.err != nil {
+		return
+	}
+	if !knownSIMD[sub] {
+		r.fail(fmt.Errorf("opcode 0xfd 0x%x: %w", sub, ErrUnsupported))
+		return
+	}
+	switch {
+	case sub >= 0x80:
+		if r.byte() != 0x01 && r.err == nil {
+			r.fail(fmt.Errorf("opcode 0xfd 0x%x not followed by 0x01, which wazero reads otherwise than the standard: %w", sub, ErrUnsupported))
+		}
+	case sub <= 0x0b, sub == 0x5c, sub == 0x5d: // loads and stores
 		r.memarg()
-	case sub == 12 || sub == 13: // v128.const, i8x16.shuffle
+	case sub == 0x0c || sub == 0x0d: // v128.const, i8x16.shuffle
 		r.bytes(16)
-	case sub >= 21 && sub <= 34: // extract and replace lane
+	case sub >= 0x15 && sub <= 0x22: // extract and replace lane
 		r.byte()
-	case sub >= 84 && sub <= 91: // load and store lane
+	case sub >= 0x54 && sub <= 0x5b: // load and store lane
 		r.memarg()
 		r.byte()
-	case sub <= 0x113:
-		// no immediates (including relaxed SIMD)
-	default:
-		r.fail(fmt.Errorf("opcode 0xfd %d: %w", sub, ErrUnsupported))
 	}
 }
+
+// knownSIMD holds the vector sub-opcodes wazero 1.12 validates (the
+// OpcodeVec constants of its internal/wasm/instruction.go, which its
+// validator accepts): the fixed-width SIMD proposal, without relaxed SIMD.
+var knownSIMD = func() (known [256]bool) {
+	for op := range 256 {
+		known[op] = true
+	}
+	// Opcodes the SIMD proposal leaves unused (or gave to relaxed SIMD).
+	for _, op := range []int{0x9a, 0xa2, 0xa5, 0xa6, 0xaf, 0xb0, 0xb2, 0xb3, 0xb4, 0xbb,
+		0xc2, 0xc5, 0xc6, 0xcf, 0xd0, 0xd2, 0xd3, 0xd4, 0xe2, 0xee} {
+		known[op] = false
+	}
+	return known
+}()
 
 // reader reads the Wasm binary encoding. The first problem sticks in err;
 // reads after it return zero values.
@@ -274,46 +302,92 @@ func (r *reader) skipLEB(maxBytes int) {
 
 func (r *reader) name() []byte { return r.bytes(int(r.u32())) }
 
-// Reference type prefixes that are followed by a heap type.
+// Value types of the features the host enables.
 const (
-	refNullable = -0x1d // 0x63
-	refNonNull  = -0x1c // 0x64
+	typeI32       = 0x7f
+	typeI64       = 0x7e
+	typeF32       = 0x7d
+	typeF64       = 0x7c
+	typeV128      = 0x7b
+	typeFuncref   = 0x70
+	typeExternref = 0x6f
 )
 
-// valType reads a value type.
+// valType reads a value type: one byte, as wazero reads it. The reference
+// types of the typed function references and GC proposals, which take more
+// bytes, are refused.
 func (r *reader) valType() {
-	switch int8(r.byte()<<1) >> 1 { // the byte as a one-byte s33
-	case refNullable, refNonNull:
-		r.heapType()
+	switch t := r.byte(); t {
+	case typeI32, typeI64, typeF32, typeF64, typeV128, typeFuncref, typeExternref:
+	default:
+		if r.err == nil {
+			r.fail(fmt.Errorf("value type 0x%x: %w", t, ErrUnsupported))
+		}
 	}
 }
 
-// heapType reads a heap type: an abstract one, or a type index.
-func (r *reader) heapType() { r.s33() }
+// refType reads a reference type (of a table or ref.null): one byte.
+func (r *reader) refType() {
+	switch t := r.byte(); t {
+	case typeFuncref, typeExternref:
+	default:
+		if r.err == nil {
+			r.fail(fmt.Errorf("reference type 0x%x: %w", t, ErrUnsupported))
+		}
+	}
+}
 
-// blockType reads a block type: empty, a value type, or a type index.
+// zeroByte reads a reserved byte (a memory index), which wazero requires
+// to be one byte of 0.
+func (r *reader) zeroByte() {
+	if b := r.byte(); b != 0 && r.err == nil {
+		r.fail(fmt.Errorf("reserved byte 0x%x, want 0", b))
+	}
+}
+
+// blockType reads a block type: empty, a value type, or a type index, as
+// a signed LEB128 number (wazero's DecodeBlockType).
 func (r *reader) blockType() {
-	switch r.s33() {
-	case refNullable, refNonNull:
-		r.heapType()
+	switch v := r.s33(); {
+	case v >= 0: // a type index
+	case v == -0x40: // empty
+	case v == typeI32-0x80, v == typeI64-0x80, v == typeF32-0x80, v == typeF64-0x80,
+		v == typeV128-0x80, v == typeFuncref-0x80, v == typeExternref-0x80:
+	default:
+		if r.err == nil {
+			r.fail(fmt.Errorf("block type %d: %w", v, ErrUnsupported))
+		}
 	}
 }
 
-// memarg reads an alignment (whose bit 6 announces a memory index) and an
-// offset.
+// memarg reads an alignment and an offset, both 32-bit LEB128 numbers as
+// wazero reads them. An alignment from 32 up is refused (wazero does too);
+// bit 6, which announces a memory index in the multi-memory proposal, is
+// among them.
 func (r *reader) memarg() {
-	if align := r.u32(); align&0x40 != 0 {
-		r.u32()
+	if align := r.u32(); align >= 32 && r.err == nil {
+		r.fail(fmt.Errorf("memory alignment 2^%d: %w", align, ErrUnsupported))
 	}
-	r.skipLEB(10)
+	r.u32()
 }
 
-// limits reads the limits of a table or memory.
+// limits reads the limits of a memory: a minimum and, when the flags say
+// so, a maximum. Shared (threads) and 64-bit memories are refused.
 func (r *reader) limits() {
 	flags := r.byte()
-	r.skipLEB(10)
-	if flags&1 != 0 {
-		r.skipLEB(10)
+	if flags > 1 && r.err == nil {
+		r.fail(fmt.Errorf("limits flags 0x%x: %w", flags, ErrUnsupported))
+	}
+	r.u32()
+	if flags == 1 {
+		r.u32()
+	}
+}
+
+// mutability reads a global's mutability: 0 or 1.
+func (r *reader) mutability() {
+	if b := r.byte(); b > 1 && r.err == nil {
+		r.fail(fmt.Errorf("global mutability 0x%x", b))
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 const (
@@ -36,6 +37,10 @@ const (
 	// Budget is the number of function entries and loop iterations between
 	// two calls to the host function.
 	Budget = 1024
+
+	// reservedPrefix begins the names of the modules the host provides to
+	// instrumented code; a plugin may not import from them itself.
+	reservedPrefix = "mcphost:"
 
 	// bulkCost is what one memory.fill, memory.copy, memory.init,
 	// table.fill, table.copy or table.init takes from the budget: each can
@@ -85,19 +90,44 @@ type module struct {
 	importedGlobals uint32
 	definedGlobals  uint32
 	definedFuncs    uint32
+	tables          uint32 // defined tables
 	// globalRefs and funcRefs are one more than the highest global and
 	// function index the module names.
 	globalRefs, funcRefs uint32
+	limits               Limits
+	// kernel selects InstrumentKernel's checks; refillFunc is then the
+	// function (original index) whose entry fills the fuel.
+	kernel     bool
+	refillFunc uint32
+}
+
+// Limits bound what a module may hold besides its memory, which the
+// runtime bounds.
+type Limits struct {
+	// TableElements is the most elements the module's tables may hold
+	// between them (each costs the host 8 bytes, outside the memory cap):
+	// the rewrite gives every table a maximum of its share, which
+	// table.grow cannot pass, and refuses a table whose minimum is larger.
+	TableElements uint32
 }
 
 // globals is the number of globals of the original module.
 func (m *module) globals() uint32 { return m.importedGlobals + m.definedGlobals }
 
 // checkFunc is the index of the imported host function in the rewritten
-// module, and counter the index of the budget global, added after the
-// original globals.
+// module, counter the index of the budget global, added after the
+// original globals, and fuel that of the kernel's fuel, after it.
 func (m *module) checkFunc() uint32 { return m.importedFuncs }
 func (m *module) counter() uint32   { return m.globals() }
+func (m *module) fuel() uint32      { return m.globals() + 1 }
+
+// importName is the module and name of the function the rewrite imports.
+func (m *module) importName() (module, name string) {
+	if m.kernel {
+		return "wasi_snapshot_preview1", "sched_yield"
+	}
+	return ImportModule, ImportName
+}
 
 // tickFunc is the index of the function the rewrite adds, which takes one
 // unit from the budget and calls checkFunc when it is spent.
@@ -125,7 +155,35 @@ func (m *module) movedFunc(i uint32) uint32 {
 // result is only as valid as the input, and the runtime validates it. It
 // does refuse a module that names a global or a function it does not
 // define, since after the rewrite that index would reach what was added.
-func Instrument(b []byte) ([]byte, error) {
+func Instrument(b []byte, limits Limits) ([]byte, error) {
+	return instrument(b, module{limits: limits, refillFunc: noFunc})
+}
+
+// InstrumentKernel rewrites Extism's kernel module (extism-runtime.wasm),
+// which Extism calls from Go with contexts that carry no deadline (and
+// without the values its host functions need), so it cannot ask the host
+// whether its call has ended. Instead, every time its budget is spent it
+// calls WASI's sched_yield, which returns to Go (so that the goroutine
+// can be preempted and the garbage collector never waits on it), and
+// takes one from a fuel of KernelFuel budgets that its export "reset" --
+// which Extism calls before every call of a plugin -- fills again. A
+// kernel call that spends it all traps: one call into the kernel runs at
+// most KernelFuel*Budget loop iterations and function entries, whatever a
+// plugin wrote into the kernel's memory.
+func InstrumentKernel(b []byte) ([]byte, error) {
+	return instrument(b, module{kernel: true, refillFunc: noFunc})
+}
+
+// KernelFuel is how many budgets one call into the instrumented kernel
+// may spend: 2^28 loop iterations and function entries, about 0.3 s, and
+// 64 times what clearing the kernel's memory at the largest memory cap
+// takes.
+const KernelFuel = 1 << 18
+
+// noFunc stands for no function index.
+const noFunc = ^uint32(0)
+
+func instrument(b []byte, m module) ([]byte, error) {
 	if len(b) < 8 || !bytes.Equal(b[:4], []byte("\x00asm")) {
 		return nil, errors.New("not a WebAssembly module")
 	}
@@ -136,7 +194,6 @@ func Instrument(b []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var m module
 	for _, s := range sections {
 		var err error
 		switch s.id {
@@ -144,6 +201,8 @@ func Instrument(b []byte) ([]byte, error) {
 			m.types, err = countTypes(s.body)
 		case secImport:
 			m.importedFuncs, m.importedGlobals, err = countImports(s.body)
+		case secTable:
+			m.tables, err = countTables(s.body)
 		case secGlobal:
 			m.definedGlobals, err = countGlobals(s.body)
 		case secFunction:
@@ -205,7 +264,7 @@ func readSections(b []byte) ([]section, error) {
 		if r.err != nil {
 			return nil, fmt.Errorf("section %d: %w", id, r.err)
 		}
-		if _, known := sectionOrder[id]; !known && id != secCustom {
+		if _, known := sectionOrder[id]; (!known && id != secCustom) || id == secTag {
 			return nil, fmt.Errorf("section id %d: %w", id, ErrUnsupported)
 		}
 		sections = append(sections, section{id: id, body: body})
@@ -226,6 +285,8 @@ func (m *module) rewrite(s section) ([]byte, error) {
 		return m.rewriteCustom(s.body), nil
 	case secType, secImport, secFunction, secGlobal:
 		return m.rewriteSection(s.id, s.body)
+	case secTable:
+		return m.rewriteTables(s.body)
 	case secExport:
 		return m.rewriteExports(s.body)
 	case secStart:
@@ -261,7 +322,7 @@ func (m *module) rewriteSection(id byte, body []byte) ([]byte, error) {
 		count = r.u32()
 	}
 	added := uint32(1)
-	if id == secType {
+	if id == secType || (id == secGlobal && m.kernel) {
 		added = 2
 	}
 	out := appendU32(nil, count+added)
@@ -272,8 +333,9 @@ func (m *module) rewriteSection(id byte, body []byte) ([]byte, error) {
 		out = append(out, 0x60, 0x00, 0x00)       // func () -> ()
 	case secImport:
 		out = append(out, body[r.pos:]...)
-		out = appendName(out, ImportModule)
-		out = appendName(out, ImportName)
+		module, name := m.importName()
+		out = appendName(out, module)
+		out = appendName(out, name)
 		out = append(out, 0x00)
 		out = appendU32(out, m.types) // the type appended above
 	case secFunction:
@@ -288,13 +350,18 @@ func (m *module) rewriteSection(id byte, body []byte) ([]byte, error) {
 		for range count {
 			start := r.pos
 			r.valType()
-			r.byte()
+			r.mutability()
 			out = append(out, body[start:r.pos]...)
 			out = m.rewriteExpr(r, out, false)
 		}
 		out = append(out, 0x7f, 0x01, 0x41) // mut i32, i32.const
 		out = appendS32(out, Budget)
 		out = append(out, 0x0b)
+		if m.kernel {
+			out = append(out, 0x7f, 0x01, 0x41)
+			out = appendS32(out, KernelFuel)
+			out = append(out, 0x0b)
+		}
 	}
 	return out, r.err
 }
@@ -323,24 +390,24 @@ func countTypes(b []byte) (uint32, error) {
 func countImports(b []byte) (funcs, globals uint32, err error) {
 	r := &reader{b: b}
 	for range r.count() {
+		module := r.name()
 		r.name()
-		r.name()
+		if strings.HasPrefix(string(module), reservedPrefix) {
+			return 0, 0, fmt.Errorf("imports from %q, a module name reserved for the host", module)
+		}
 		switch kind := r.byte(); kind {
 		case 0x00: // func
 			r.u32()
 			funcs++
 		case 0x01: // table
-			r.valType()
-			r.limits()
+			// Nothing provides one, and its size would escape Limits.
+			return 0, 0, fmt.Errorf("imports a table from %q, which the host does not provide", module)
 		case 0x02: // memory
 			r.limits()
 		case 0x03: // global
 			r.valType()
-			r.byte()
+			r.mutability()
 			globals++
-		case 0x04: // tag
-			r.byte()
-			r.u32()
 		default:
 			return 0, 0, fmt.Errorf("import kind 0x%x: %w", kind, ErrUnsupported)
 		}
@@ -351,6 +418,45 @@ func countImports(b []byte) (funcs, globals uint32, err error) {
 	return funcs, globals, r.end()
 }
 
+// countTables counts the tables the table section defines; rewriteTables
+// reads them.
+func countTables(b []byte) (uint32, error) {
+	r := &reader{b: b}
+	return r.count(), r.err
+}
+
+// rewriteTables gives every table a maximum of at most its share of
+// Limits.TableElements, and refuses a table that starts out larger.
+func (m *module) rewriteTables(b []byte) ([]byte, error) {
+	share := m.limits.TableElements / max(m.tables, 1)
+	r := &reader{b: b}
+	n := r.count()
+	out := appendU32(nil, n)
+	for i := range n {
+		start := r.pos
+		r.refType()
+		out = append(out, b[start:r.pos]...)
+		flags := r.byte()
+		if flags > 1 && r.err == nil {
+			return nil, fmt.Errorf("table %d: limits flags 0x%x: %w", i, flags, ErrUnsupported)
+		}
+		minimum, maximum := r.u32(), share
+		if flags == 1 {
+			maximum = min(r.u32(), share)
+		}
+		if r.err != nil {
+			return nil, r.err
+		}
+		if minimum > maximum {
+			return nil, fmt.Errorf("table %d starts with %d elements; the cap is %d (memory_mb bounds tables too)", i, minimum, share)
+		}
+		out = append(out, 0x01)
+		out = appendU32(out, minimum)
+		out = appendU32(out, maximum)
+	}
+	return out, r.end()
+}
+
 func countGlobals(b []byte) (uint32, error) {
 	r := &reader{b: b}
 	n := r.count()
@@ -358,7 +464,7 @@ func countGlobals(b []byte) (uint32, error) {
 	var scratch []byte
 	for range n {
 		r.valType()
-		r.byte()
+		r.mutability()
 		scratch = m.rewriteExpr(r, scratch[:0], false)
 		if r.err != nil {
 			return 0, r.err
@@ -372,11 +478,15 @@ func (m *module) rewriteExports(b []byte) ([]byte, error) {
 	n := r.count()
 	out := appendU32(nil, n)
 	for range n {
-		out = appendName(out, r.name())
+		name := r.name()
+		out = appendName(out, name)
 		kind := r.byte()
 		idx := r.u32()
 		switch kind {
 		case 0x00:
+			if m.kernel && string(name) == "reset" {
+				m.refillFunc = idx
+			}
 			idx = m.funcIndex(idx)
 		case 0x03:
 			if idx >= m.globals() {
@@ -473,6 +583,12 @@ func (m *module) rewriteCode(b []byte) ([]byte, error) {
 			fr.valType()
 		}
 		body = append(body, fr.b[:fr.pos]...)
+		if m.importedFuncs+i == m.refillFunc {
+			body = append(body, 0x41)
+			body = appendS32(body, KernelFuel)
+			body = append(body, 0x24)
+			body = appendU32(body, m.fuel())
+		}
 		if !startsWithLoop(fr) {
 			body = m.appendTickCall(body) // function entry
 		}
@@ -592,7 +708,7 @@ func (m *module) appendTickCall(out []byte) []byte {
 // It leaves the operand stack as it found it, so it fits before any
 // instruction.
 func (m *module) appendCheck(out []byte, cost int32) []byte {
-	g, f := m.counter(), m.checkFunc()
+	g := m.counter()
 	out = append(out, 0x23)
 	out = appendU32(out, g)
 	out = append(out, 0x41)
@@ -601,9 +717,39 @@ func (m *module) appendCheck(out []byte, cost int32) []byte {
 	out = appendU32(out, g)
 	out = append(out, 0x23)
 	out = appendU32(out, g)
-	out = append(out, 0x41, 0x00, 0x4c, 0x04, 0x40, 0x10) // i32.const 0, i32.le_s, if, call
+	out = append(out, 0x41, 0x00, 0x4c, 0x04, 0x40) // i32.const 0, i32.le_s, if
+	out = m.appendRefill(out)
+	return append(out, 0x0b) // end
+}
+
+// appendRefill appends what runs when the budget is spent. In a plugin:
+//
+//	(global.set $budget (call $check))
+//
+// In the kernel:
+//
+//	(drop (call $sched_yield))
+//	(global.set $budget (i32.const Budget))
+//	(global.set $fuel (i32.sub (global.get $fuel) (i32.const 1)))
+//	(if (i32.lt_s (global.get $fuel) (i32.const 0)) (then unreachable))
+func (m *module) appendRefill(out []byte) []byte {
+	g, f := m.counter(), m.checkFunc()
+	out = append(out, 0x10) // call
 	out = appendU32(out, f)
+	if !m.kernel {
+		out = append(out, 0x24) // global.set
+		return appendU32(out, g)
+	}
+	out = append(out, 0x1a, 0x41) // drop, i32.const
+	out = appendS32(out, Budget)
 	out = append(out, 0x24) // global.set
 	out = appendU32(out, g)
-	return append(out, 0x0b) // end
+	fuel := m.fuel()
+	out = append(out, 0x23)
+	out = appendU32(out, fuel)
+	out = append(out, 0x41, 0x01, 0x6b, 0x24) // i32.const 1, i32.sub, global.set
+	out = appendU32(out, fuel)
+	out = append(out, 0x23)
+	out = appendU32(out, fuel)
+	return append(out, 0x41, 0x00, 0x48, 0x04, 0x40, 0x00, 0x0b) // i32.const 0, i32.lt_s, if, unreachable, end
 }

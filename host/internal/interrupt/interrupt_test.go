@@ -194,7 +194,7 @@ func instance(t *testing.T, b []byte, checks *atomic.Int64) api.Module {
 
 func mustInstrument(t *testing.T, b []byte) []byte {
 	t.Helper()
-	out, err := Instrument(b)
+	out, err := Instrument(b, testLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +294,7 @@ func TestUndefinedIndicesAreRefused(t *testing.T) {
 			sec(secFunction, vec(u32(0))),
 			sec(secCode, vec(code(noLocals, instrs...))),
 		)
-		if _, err := Instrument(b); err == nil || !strings.Contains(err.Error(), "does not define") {
+		if _, err := Instrument(b, testLimits); err == nil || !strings.Contains(err.Error(), "does not define") {
 			t.Errorf("%s: %v, want a refusal", name, err)
 		}
 	}
@@ -310,7 +310,7 @@ func TestUnknownEncodingsAreRefused(t *testing.T) {
 		"GC rec type": wasmModule(sec(secType, vec([]byte{0x4e, 0x00}))),
 		"version 2":   []byte("\x00asm\x02\x00\x00\x00"),
 	} {
-		if _, err := Instrument(b); !errors.Is(err, ErrUnsupported) {
+		if _, err := Instrument(b, testLimits); !errors.Is(err, ErrUnsupported) {
 			t.Errorf("%s: %v, want ErrUnsupported", name, err)
 		}
 	}
@@ -319,7 +319,7 @@ func TestUnknownEncodingsAreRefused(t *testing.T) {
 		"truncated section": wasmModule([]byte{secType, 0x10, 0x01}),
 		"truncated body":    wasmModule(sec(secCode, vec(code(noLocals, 0x41)))),
 	} {
-		if _, err := Instrument(b); err == nil {
+		if _, err := Instrument(b, testLimits); err == nil {
 			t.Errorf("%s: instrumented", name)
 		}
 	}
@@ -360,7 +360,7 @@ func FuzzInstrument(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		out, err := Instrument(b)
+		out, err := Instrument(b, testLimits)
 		if err != nil {
 			return
 		}
@@ -386,7 +386,7 @@ func BenchmarkInstrument(b *testing.B) {
 	b.SetBytes(int64(len(wasm)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Instrument(wasm); err != nil {
+		if _, err := Instrument(wasm, testLimits); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -409,3 +409,6 @@ func TestDebugSectionsAreDropped(t *testing.T) {
 		}
 	}
 }
+
+// testLimits are the limits of a plugin with the default memory cap.
+var testLimits = Limits{TableElements: 128 << 20 / 8}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -26,10 +27,10 @@ func TestRunawayCallIsStoppedEitherWay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	refuse := func([]byte) ([]byte, error) { return nil, interrupt.ErrUnsupported }
+	refuse := func([]byte, interrupt.Limits) ([]byte, error) { return nil, interrupt.ErrUnsupported }
 	for _, tc := range []struct {
 		name       string
-		instrument func([]byte) ([]byte, error)
+		instrument func([]byte, interrupt.Limits) ([]byte, error)
 		fallback   bool
 	}{
 		{"instrumented", nil, false},
@@ -43,6 +44,7 @@ func TestRunawayCallIsStoppedEitherWay(t *testing.T) {
 				Logger:        hclog.New(&hclog.LoggerOptions{Output: &log}),
 				HostFunctions: hostfn.Functions("faulty", hclog.NewNullLogger(), dropNotifier{}, nil),
 				instrument:    tc.instrument,
+				WazeroChecks:  tc.fallback,
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -60,10 +62,31 @@ func TestRunawayCallIsStoppedEitherWay(t *testing.T) {
 			if err != nil || !strings.Contains(string(out), "after") {
 				t.Fatalf("echo after the timeout: %s, %v", out, err)
 			}
-			if said := strings.Contains(log.String(), "using wazero's"); said != tc.fallback {
+			if said := strings.Contains(log.String(), "running it under wazero's"); said != tc.fallback {
 				t.Errorf("log says it fell back to wazero's checks: %v, want %v:\n%s", said, tc.fallback, log.String())
 			}
 		})
+	}
+}
+
+// TestUninstrumentableModuleIsRefused: a module the rewrite cannot handle
+// completely is refused, naming the way to opt into wazero's checks,
+// unless the plugin's config opts in.
+func TestUninstrumentableModuleIsRefused(t *testing.T) {
+	wasm, err := os.ReadFile(testutil.GoPlugin(t, "testdata/plugins/faulty"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refuse := func([]byte, interrupt.Limits) ([]byte, error) {
+		return nil, fmt.Errorf("opcode 0xfd 0x8c not followed by 0x01: %w", interrupt.ErrUnsupported)
+	}
+	_, err = Load(t.Context(), Options{
+		Name: "faulty", Wasm: wasm, Timeout: time.Second, MemoryMB: 48, MaxOutputBytes: 1 << 20,
+		HostFunctions: hostfn.Functions("faulty", hclog.NewNullLogger(), dropNotifier{}, nil),
+		instrument:    refuse,
+	})
+	if err == nil || !strings.Contains(err.Error(), "0xfd 0x8c") || !strings.Contains(err.Error(), `interrupt_checks = "wazero"`) {
+		t.Fatalf("load: %v, want a refusal naming the cause and the opt-in", err)
 	}
 }
 
@@ -82,12 +105,12 @@ var loopingStart = []byte{
 // never returns: the load fails once the plugin's timeout has passed
 // rather than hanging, instrumented and on wazero's checks.
 func TestLoopingStartFunctionIsStopped(t *testing.T) {
-	refuse := func([]byte) ([]byte, error) { return nil, interrupt.ErrUnsupported }
-	for name, instrument := range map[string]func([]byte) ([]byte, error){"instrumented": nil, "wazero checks": refuse} {
+	refuse := func([]byte, interrupt.Limits) ([]byte, error) { return nil, interrupt.ErrUnsupported }
+	for name, instrument := range map[string]func([]byte, interrupt.Limits) ([]byte, error){"instrumented": nil, "wazero checks": refuse} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Load(t.Context(), Options{
 				Name: "looping", Wasm: loopingStart, Timeout: 200 * time.Millisecond, MemoryMB: 16,
-				MaxInstances: 1, MaxOutputBytes: 1 << 20, instrument: instrument,
+				MaxInstances: 1, MaxOutputBytes: 1 << 20, instrument: instrument, WazeroChecks: true,
 			})
 			if err == nil || !strings.Contains(err.Error(), "start function interrupted (timeout 200ms)") {
 				t.Fatalf("load: %v, want the start function interrupted", err)

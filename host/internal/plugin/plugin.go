@@ -25,6 +25,7 @@ import (
 	extism "github.com/extism/go-sdk"
 	"github.com/hashicorp/go-hclog"
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"golang.org/x/time/rate"
 
@@ -77,9 +78,15 @@ type Options struct {
 	BreakerFailures int
 	BreakerCooldown time.Duration
 
+	// WazeroChecks lets a module that the interrupt rewrite cannot handle
+	// run under wazero's own checks, which see only loop heads: a call
+	// tree without loops then outruns its deadline (config:
+	// interrupt_checks = "wazero"). Without it such a module is refused.
+	WazeroChecks bool
+
 	// instrument rewrites the module for interrupt checks; nil is
 	// interrupt.Instrument. Tests replace it to take the fallback path.
-	instrument func([]byte) ([]byte, error)
+	instrument func([]byte, interrupt.Limits) ([]byte, error)
 }
 
 // Plugin is a loaded, ready plugin. Its methods are safe for concurrent use.
@@ -108,6 +115,10 @@ type mount struct {
 	writable bool
 }
 
+// tableElementBytes is what one table element costs the host: tables
+// between them may hold as many elements as fit in the memory cap.
+const tableElementBytes = 8
+
 // exportNames are the ABI exports a plugin may provide.
 var exportNames = []string{
 	abi.ExportListTools, abi.ExportCallTool,
@@ -130,28 +141,45 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 	}
 
 	// A module is instrumented to check its deadline itself (package
-	// interrupt), which costs a fraction of wazero's own checks; one the
-	// instrumentation cannot handle runs under wazero's checks instead.
-	// The two kinds compile into separate cache directories: wazero's cache
-	// key ignores WithCloseOnContextDone, and code compiled without checks
-	// must never be taken for code compiled with them.
+	// interrupt), which costs a fraction of wazero's own checks and, unlike
+	// them, also stops a call tree without loops. A module the rewrite
+	// cannot handle completely is refused, unless the config opts into
+	// wazero's checks for it. The two kinds compile into separate cache
+	// directories: wazero's cache key ignores WithCloseOnContextDone, and
+	// code compiled without checks must never be taken for code compiled
+	// with them. Extism's kernel, which every instance runs beside the
+	// plugin, is instrumented too (kernel.go).
+	if err := instrumentKernel(); err != nil {
+		return nil, err
+	}
 	if opts.instrument == nil {
 		opts.instrument = interrupt.Instrument
 	}
+	limits := interrupt.Limits{TableElements: uint32(min(opts.MemoryMB<<20/tableElementBytes, 1<<27))}
 	wasm, hostFuncs, interrupts := opts.Wasm, opts.HostFunctions, interruptsInstrumented
-	if instrumented, err := opts.instrument(opts.Wasm); err != nil {
-		opts.Logger.Warn("cannot instrument the module's interrupt checks; using wazero's, which are slower", "error", err)
-		interrupts = interruptsWazero
-	} else {
+	if instrumented, err := opts.instrument(opts.Wasm, limits); err == nil {
 		wasm = instrumented
 		hostFuncs = append(slices.Clip(hostFuncs), interruptCheck())
+	} else if errors.Is(err, interrupt.ErrUnsupported) && opts.WazeroChecks {
+		opts.Logger.Warn("cannot instrument the module's interrupt checks; running it under wazero's, which see loop heads only (interrupt_checks = \"wazero\")", "error", err)
+		interrupts = interruptsWazero
+	} else if errors.Is(err, interrupt.ErrUnsupported) {
+		return nil, fmt.Errorf("cannot add deadline checks to the module (%w); interrupt_checks = \"wazero\" runs it under wazero's weaker checks, which cannot stop a call tree without loops (SECURITY.md)", err)
+	} else {
+		return nil, fmt.Errorf("refused by the interrupt rewrite: %w", err)
 	}
+	// Only an instrumented module is given the interrupt check: the rewrite
+	// refuses a module that imports it itself, and without the rewrite
+	// such an import finds nothing to link to.
 
 	// WithMemoryCapacityFromMax reserves each memory at its cap up front
 	// (untouched pages cost no RSS) instead of growing it by copying: a
 	// runaway allocation reaches the cap ~10x sooner and the host's RSS stays
 	// near the cap instead of 2-3x it (measured; see RATIONALE.md).
+	// The features are pinned to those whose encoding the interrupt rewrite
+	// reads exactly as wazero does.
 	rc := wazero.NewRuntimeConfig().
+		WithCoreFeatures(api.CoreFeaturesV2).
 		WithCloseOnContextDone(interrupts == interruptsWazero).
 		WithMemoryLimitPages(uint32(opts.MemoryMB) * 16). // 64 KiB pages
 		WithMemoryCapacityFromMax(true)

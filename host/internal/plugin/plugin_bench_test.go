@@ -185,7 +185,7 @@ func extismInstance(b *testing.B, wasm []byte, mode interruptMode, funcs []extis
 	ctx := context.Background()
 	if mode == instrumented {
 		var err error
-		if wasm, err = interrupt.Instrument(wasm); err != nil {
+		if wasm, err = interrupt.Instrument(wasm, interrupt.Limits{TableElements: 1 << 20}); err != nil {
 			b.Fatal(err)
 		}
 		funcs = append(slices.Clip(funcs), plugin.InterruptCheck())
