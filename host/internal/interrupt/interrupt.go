@@ -175,10 +175,11 @@ func InstrumentKernel(b []byte) ([]byte, error) {
 }
 
 // KernelFuel is how many budgets one call into the instrumented kernel
-// may spend: 2^28 loop iterations and function entries, about 0.3 s, and
-// 64 times what clearing the kernel's memory at the largest memory cap
-// takes.
-const KernelFuel = 1 << 18
+// may spend: 2^26 loop iterations and function entries, about 0.3 s. The
+// most the kernel does in one call is clear the memory the last plugin
+// call used (four bytes an iteration): 256 MiB, twice the default memory
+// cap.
+const KernelFuel = 1 << 16
 
 // noFunc stands for no function index.
 const noFunc = ^uint32(0)

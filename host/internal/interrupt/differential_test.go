@@ -1,0 +1,233 @@
+package interrupt
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+)
+
+// outcome is what one call of an export did: its results, or the first
+// line of its error, and then the state it left (memory and globals).
+type outcome struct {
+	results  []uint64
+	err      string
+	timedOut bool
+	state    [32]byte
+}
+
+func (o outcome) String() string {
+	return fmt.Sprintf("results %v, error %q, timed out %v, state %x", o.results, o.err, o.timedOut, o.state[:4])
+}
+
+// runExports instantiates b in rt and calls each export that takes no
+// parameters, in order, each under deadline; it panics -- which a fuzzer
+// records as a failing input -- when a call outlives its deadline by
+// watchdog, since nothing can stop such a call.
+func runExports(rt wazero.Runtime, b []byte, deadline, watchdog time.Duration) ([]outcome, error) {
+	ctx := context.Background()
+	compiled, err := rt.CompileModule(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	if len(compiled.ImportedFunctions()) > 0 || len(compiled.ImportedMemories()) > 0 {
+		return nil, errors.New("imports")
+	}
+	var outcomes []outcome
+	call := func(f func(context.Context) ([]uint64, error)) ([]uint64, error, bool) {
+		ctx, cancel := context.WithTimeout(ctx, deadline)
+		defer cancel()
+		timer := time.AfterFunc(watchdog, func() { panic(fmt.Sprintf("a call outlived its %v deadline by %v", deadline, watchdog)) })
+		defer timer.Stop()
+		res, err := f(ctx)
+		return res, err, ctx.Err() != nil
+	}
+	var m api.Module
+	_, err, timedOut := call(func(ctx context.Context) ([]uint64, error) {
+		m, err = rt.InstantiateModule(ctx, compiled, wazero.NewModuleConfig().WithName(""))
+		return nil, err
+	})
+	if err != nil {
+		if timedOut {
+			return []outcome{{timedOut: true}}, nil
+		}
+		return []outcome{{err: firstLine(err)}}, nil
+	}
+	for _, def := range compiled.ExportedFunctions() {
+		if len(def.ParamTypes()) > 0 {
+			continue
+		}
+		fn := m.ExportedFunction(def.ExportNames()[0])
+		res, err, timedOut := call(func(ctx context.Context) ([]uint64, error) { return fn.Call(ctx) })
+		o := outcome{results: res, timedOut: timedOut}
+		if err != nil {
+			o.err = firstLine(err)
+			res = nil
+		}
+		h := sha256.New()
+		if mem := m.Memory(); mem != nil {
+			b, _ := mem.Read(0, mem.Size())
+			h.Write(b)
+		}
+		if g := m.ExportedGlobal("g"); g != nil { // the seeds' global
+			fmt.Fprint(h, g.Get())
+		}
+		copy(o.state[:], h.Sum(nil))
+		outcomes = append(outcomes, o)
+		if timedOut || err != nil {
+			break // the instance is closed or in an unknown state
+		}
+	}
+	return outcomes, nil
+}
+
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	// The instrumented module traps in the check where the original
+	// was closed by wazero; both are the deadline.
+	return s
+}
+
+// FuzzInstrumentDifferential runs a module and its instrumented copy and
+// compares what each export does. The instrumented copy runs without
+// wazero's checks under a short deadline, and must end within a bounded
+// margin of it whatever its bytes (if the rewrite missed a loop or a
+// function entry that wazero executes, the call never ends and the
+// watchdog fails the input); when it ends before the deadline, the
+// original, run under wazero's own checks, must have done the same.
+func FuzzInstrumentDifferential(f *testing.F) {
+	for _, b := range [][]byte{semanticsModule(), spinModule(), fanOutModule(), fillModule(), hiddenLoopModule(), differentialModule()} {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out, err := Instrument(b, testLimits)
+		if err != nil {
+			return
+		}
+		ctx := context.Background()
+		plain := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
+			WithCoreFeatures(api.CoreFeaturesV2).WithCloseOnContextDone(true).WithMemoryLimitPages(64))
+		defer plain.Close(ctx)
+		if _, err := plain.CompileModule(ctx, b); err != nil {
+			return
+		}
+		rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
+			WithCoreFeatures(api.CoreFeaturesV2).WithMemoryLimitPages(64))
+		defer rt.Close(ctx)
+		var checks atomic.Int64
+		_, err = rt.NewHostModuleBuilder(ImportModule).NewFunctionBuilder().
+			WithGoFunction(api.GoFunc(func(ctx context.Context, stack []uint64) {
+				checks.Add(1)
+				if err := ctx.Err(); err != nil {
+					panic(err)
+				}
+				stack[0] = Budget
+			}), nil, []api.ValueType{api.ValueTypeI32}).
+			Export(ImportName).Instantiate(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := runExports(rt, out, 20*time.Millisecond, 5*time.Second)
+		if err != nil {
+			if err.Error() == "imports" {
+				return
+			}
+			t.Fatalf("wazero accepts the module but not its instrumented copy: %v", err)
+		}
+		for _, o := range got {
+			if o.timedOut {
+				return // the original may never end (a call tree without loops)
+			}
+		}
+		want, err := runExports(plain, b, 5*time.Second, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(want) != len(got) {
+			t.Fatalf("%d calls originally, %d instrumented", len(want), len(got))
+		}
+		for i := range want {
+			w, g := want[i], got[i]
+			if w.timedOut || fmt.Sprint(w.results) != fmt.Sprint(g.results) || w.state != g.state || (w.err == "") != (g.err == "") {
+				t.Fatalf("export %d: originally %v, instrumented %v", i, w, g)
+			}
+		}
+	})
+}
+
+// hiddenLoopModule exports a function whose bytes wazero runs as an
+// endless loop while the standard encoding shows none (see
+// host/hostile_test.go): the rewrite must refuse it.
+func hiddenLoopModule() []byte {
+	body := []byte{0x41, 0x00, 0x04, 0x40, 0xfd, 0x0c}
+	body = append(body, make([]byte, 16)...)
+	body = append(body, 0x41, 0x00, 0xfd, 0x8c, 0x00,
+		0x0b, 0x03, 0x40, 0x0c, 0x00, 0x0b, 0x41, 0x00, 0x04, 0x40, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01,
+		0x0b, opEnd)
+	return wasmModule(
+		sec(secType, vec([]byte{0x60, 0x00, 0x00})),
+		sec(secFunction, vec(u32(0))),
+		sec(secExport, vec(cat(str("hidden"), []byte{0x00}, u32(0)))),
+		sec(secCode, vec(code(noLocals, body...))),
+	)
+}
+
+// differentialModule is a seed with state to compare: an exported memory
+// and global that its exports change, a loop, calls, a trap and SIMD.
+func differentialModule() []byte {
+	return wasmModule(
+		sec(secType, vec([]byte{0x60, 0x00, 0x01, i32}, []byte{0x60, 0x00, 0x00})),
+		sec(secFunction, vec(u32(0), u32(1), u32(1))),
+		sec(secMemory, vec([]byte{0x00, 0x01})),
+		sec(secGlobal, vec([]byte{i32, 0x01, 0x41, 0x00, opEnd})),
+		sec(secExport, vec(
+			cat(str("sum"), []byte{0x00}, u32(0)),
+			cat(str("simd"), []byte{0x00}, u32(1)),
+			cat(str("boom"), []byte{0x00}, u32(2)),
+			cat(str("mem"), []byte{0x02}, u32(0)),
+			cat(str("g"), []byte{0x03}, u32(0)),
+		)),
+		sec(secCode, vec(
+			// sum: g = 0; loop { mem[g] = g; g += 1; br_if g < 200 }; g
+			code(noLocals,
+				0x03, 0x40,
+				0x23, 0, 0x23, 0, 0x3a, 0x00, 0x00, // i32.store8 (g) g
+				0x23, 0, 0x41, 1, 0x6a, 0x24, 0, // g = g + 1
+				0x23, 0, 0x41, 0xc8, 0x01, 0x48, 0x0d, 0, // br_if g < 200
+				opEnd, 0x23, 0, opEnd),
+			// simd: mem[16:32] = abs(v128.const -1 ...) via i16x8.abs (0xfd 0x80 0x01)
+			code(noLocals, append(append([]byte{0x41, 16, 0xfd, 0x0c}, bytesOf(0xff, 16)...),
+				0xfd, 0x80, 0x01, 0xfd, 0x0b, 0x04, 0x00, opCall, 2, opEnd)...),
+			code(noLocals, 0x00, opEnd),
+		)),
+	)
+}
+
+func bytesOf(b byte, n int) []byte {
+	out := make([]byte, n)
+	for i := range out {
+		out[i] = b
+	}
+	return out
+}
+
+// TestHiddenLoopIsRefused: the seed the rewrite once read otherwise than
+// wazero is refused now.
+func TestHiddenLoopIsRefused(t *testing.T) {
+	if _, err := Instrument(hiddenLoopModule(), testLimits); !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("Instrument: %v, want ErrUnsupported", err)
+	}
+	// wazero itself accepts it: the rewrite must not.
+	rt := wazero.NewRuntime(t.Context())
+	defer rt.Close(t.Context())
+	if _, err := rt.CompileModule(t.Context(), hiddenLoopModule()); err != nil {
+		t.Fatalf("wazero refuses the seed, which tests nothing: %v", err)
+	}
+}
