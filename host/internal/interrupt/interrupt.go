@@ -201,15 +201,13 @@ func instrument(b []byte, m module) ([]byte, error) {
 		case secType:
 			m.types, err = countTypes(s.body)
 		case secImport:
-			m.importedFuncs, m.importedGlobals, err = countImports(s.body)
+			m.importedFuncs, m.importedGlobals, err = countImports(s.body, m.types)
 		case secTable:
 			m.tables, err = countTables(s.body)
 		case secGlobal:
 			m.definedGlobals, err = countGlobals(s.body)
 		case secFunction:
-			r := &reader{b: s.body}
-			m.definedFuncs = r.u32()
-			err = r.err
+			m.definedFuncs, err = countFunctions(s.body, m.types)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("section %d: %w", s.id, err)
@@ -388,7 +386,7 @@ func countTypes(b []byte) (uint32, error) {
 	return n, r.end()
 }
 
-func countImports(b []byte) (funcs, globals uint32, err error) {
+func countImports(b []byte, types uint32) (funcs, globals uint32, err error) {
 	r := &reader{b: b}
 	for range r.count() {
 		module := r.name()
@@ -398,7 +396,9 @@ func countImports(b []byte) (funcs, globals uint32, err error) {
 		}
 		switch kind := r.byte(); kind {
 		case 0x00: // func
-			r.u32()
+			if t := r.u32(); t >= types && r.err == nil {
+				return 0, 0, fmt.Errorf("import of type %d, which is not defined", t)
+			}
 			funcs++
 		case 0x01: // table
 			// Nothing provides one, and its size would escape Limits.
@@ -417,6 +417,20 @@ func countImports(b []byte) (funcs, globals uint32, err error) {
 		}
 	}
 	return funcs, globals, r.end()
+}
+
+// countFunctions counts the functions the function section declares, and
+// checks their types: wazero 1.12 validates a call before it checks the
+// type of the function called, and an undefined one makes it panic.
+func countFunctions(b []byte, types uint32) (uint32, error) {
+	r := &reader{b: b}
+	n := r.count()
+	for i := range n {
+		if t := r.u32(); t >= types && r.err == nil {
+			return 0, fmt.Errorf("function %d has type %d, which is not defined", i, t)
+		}
+	}
+	return n, r.end()
 }
 
 // countTables counts the tables the table section defines; rewriteTables

@@ -124,3 +124,24 @@ type dropNotifier struct{}
 
 func (dropNotifier) ResourceUpdated(context.Context, string)     {}
 func (dropNotifier) ListChanged(context.Context, string, string) {}
+
+// wazeroCrasher makes wazero 1.12's validator panic (index out of range):
+// function 0 calls function 2, whose type the module does not define.
+// Found by FuzzInstrumentDifferential.
+var wazeroCrasher = []byte("\x00asm\x01\x00\x00\x00\x01\b\x02`\x00\x01\x7f`\x00\x00\x03\x04\x03\x00\x010\x05\x03\x01\x000\x06\x06\x01\x7f\x01A0\v\a\x1f\x05\x03000\x00\x00\x040000\x00\x01\x040001\x00\x02\x03001\x03\x00\x010\x03\x00\nC\x03\x1d\x00\x03@A00\x000yA0C0000A0\x00A0xA0\x00\vA0\v\x1f\x00A0\xfd\f0000000000000000\xfdY\x01\xfd0\x04\x00\x10\x02\v\x03\x00X\v")
+
+// TestModuleThatCrashesTheValidatorIsRefused: the rewrite refuses the
+// module first, and were it to pass, the runtime's panic is an error.
+func TestModuleThatCrashesTheValidatorIsRefused(t *testing.T) {
+	identity := func(b []byte, _ interrupt.Limits) ([]byte, error) { return b, nil }
+	for name, instrument := range map[string]func([]byte, interrupt.Limits) ([]byte, error){"rewrite": nil, "unchecked": identity} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Load(t.Context(), Options{Name: "crasher", Wasm: wazeroCrasher, Timeout: time.Second,
+				MemoryMB: 16, MaxOutputBytes: 1 << 20, instrument: instrument})
+			if err == nil {
+				t.Fatal("loaded")
+			}
+			t.Log(err)
+		})
+	}
+}

@@ -193,7 +193,7 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 		Wasm:   []extism.Wasm{extism.WasmData{Data: wasm}},
 		Config: opts.Config,
 	}
-	compiled, err := extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{
+	compiled, err := compile(ctx, manifest, extism.PluginConfig{
 		RuntimeConfig: rc,
 		EnableWasi:    true,
 	}, hostFuncs)
@@ -231,6 +231,19 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// compile is extism.NewCompiledPlugin, with a panic turned into an error:
+// wazero's validator has panicked on malformed modules (an undefined
+// function type in 1.12, which the rewrite now refuses first), and a
+// plugin file must never take the host down.
+func compile(ctx context.Context, m extism.Manifest, cfg extism.PluginConfig, funcs []extism.HostFunction) (compiled *extism.CompiledPlugin, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			compiled, err = nil, fmt.Errorf("the runtime failed on this module: %v", r)
+		}
+	}()
+	return extism.NewCompiledPlugin(ctx, m, cfg, funcs)
 }
 
 // openMounts opens every granted directory as an os.Root, sorted by guest
