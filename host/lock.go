@@ -111,8 +111,6 @@ func (l *lockFile) write(path string) error {
 // plugin (see buildCatalog): no other plugin may serve it meanwhile.
 type held map[*loadedPlugin]map[string]bool
 
-func (h held) has(lp *loadedPlugin, kind, key string) bool { return h[lp][kind+" "+key] }
-
 // heldKey splits a key of held into its kind and the name or URI.
 func heldKey(k string) (kind, key string) {
 	kind, key, _ = strings.Cut(k, " ")
