@@ -24,6 +24,12 @@ type catalog struct {
 	resources map[string]resourceEntry
 	templates map[string]templateEntry
 	prompts   map[string]promptEntry
+	// templateOrder is every template in config order, the reserved ones
+	// too: a URI is served by the first that matches.
+	templateOrder []templateEntry
+	// reserved maps "kind key" (as in held) to the plugin a key is kept
+	// for: its definition is held out, and no other plugin may serve it.
+	reserved map[string]*loadedPlugin
 }
 
 type toolEntry struct {
@@ -40,6 +46,7 @@ type templateEntry struct {
 	plugin   *loadedPlugin
 	template *mcp.ResourceTemplate
 	matcher  *uritemplate.Template
+	reserved bool // held out (template may be nil): matching URIs are served by no one
 }
 
 type promptEntry struct {
@@ -47,10 +54,16 @@ type promptEntry struct {
 	prompt *mcp.Prompt
 }
 
-// buildCatalog merges the plugins' contributions in order: a name or URI
-// already claimed by an earlier plugin is refused for the later one, with a
-// warning naming both.
-// Items in held are left out (see vet).
+// buildCatalog merges the plugins' contributions in config order: each name
+// or URI goes to the first plugin that offers it, and a later plugin's item
+// with the same name or URI is left out, with a warning naming both.
+//
+// Items in held (see vet) are left out too, but their names and URIs stay
+// reserved for their plugin: a later plugin offering the same name does not
+// get it (a rug-pull hold must not hand a tool's name to another plugin,
+// whose tool would then answer the calls meant for the held one). A held
+// item the plugin no longer offers (removed) keeps its name reserved as
+// well, until the change is accepted.
 func buildCatalog(plugins []*loadedPlugin, logger hclog.Logger, held held) *catalog {
 	c := &catalog{
 		plugins:   plugins,
@@ -58,50 +71,125 @@ func buildCatalog(plugins []*loadedPlugin, logger hclog.Logger, held held) *cata
 		resources: map[string]resourceEntry{},
 		templates: map[string]templateEntry{},
 		prompts:   map[string]promptEntry{},
+		reserved:  map[string]*loadedPlugin{},
 	}
-	refuse := func(lp *loadedPlugin, kind, name string, owner *loadedPlugin) {
-		logger.Warn(kind+" already offered by another plugin; leaving this one out",
-			"plugin", lp.cfg.Name, kind, name, "owner", owner.cfg.Name)
+	// admit reports whether lp may serve its item key of kind: no earlier
+	// plugin serves or reserves it, and lp's own item is not held out.
+	admit := func(lp *loadedPlugin, kind, key string) bool {
+		if owner := c.servingPlugin(kind, key); owner != nil {
+			logger.Warn(kind+" already offered by another plugin; leaving this one out",
+				"plugin", lp.cfg.Name, kind, key, "owner", owner.cfg.Name)
+			return false
+		}
+		if owner := c.reserved[kind+" "+key]; owner != nil {
+			if owner != lp {
+				logger.Warn(kind+" is held out for another plugin until its change is accepted, and stays reserved for it; leaving this one out",
+					"plugin", lp.cfg.Name, kind, key, "owner", owner.cfg.Name)
+			}
+			return false
+		}
+		return true
 	}
 	for _, lp := range plugins {
+		// lp's held keys first, listed or removed: reserved for lp unless
+		// an earlier plugin has them (then lp's item is refused below).
+		for k := range held[lp] {
+			kind, key := heldKey(k)
+			if c.servingPlugin(kind, key) != nil || c.reserved[k] != nil {
+				continue
+			}
+			c.reserved[k] = lp
+			logger.Debug(kind+" held out; its name stays reserved for its plugin", "plugin", lp.cfg.Name, kind, key)
+			if kind == "template" {
+				// The URIs it matches stay reserved too. Held keys come
+				// from the plugin's listings, where they were validated.
+				if m, err := uritemplate.New(key); err == nil {
+					c.templateOrder = append(c.templateOrder, templateEntry{plugin: lp, matcher: m, reserved: true})
+				}
+			}
+		}
 		for _, t := range lp.tools {
-			if held.has(lp, "tool", t.MCP.Name) {
-				continue
+			if admit(lp, "tool", t.MCP.Name) {
+				c.tools[t.MCP.Name] = toolEntry{plugin: lp, tool: t}
 			}
-			if e, taken := c.tools[t.MCP.Name]; taken {
-				refuse(lp, "tool", t.MCP.Name, e.plugin)
-				continue
-			}
-			c.tools[t.MCP.Name] = toolEntry{plugin: lp, tool: t}
 		}
 		for _, r := range lp.resources {
-			if e, taken := c.resources[r.URI]; taken {
-				refuse(lp, "resource", r.URI, e.plugin)
-				continue
+			if admit(lp, "resource", r.URI) {
+				c.resources[r.URI] = resourceEntry{plugin: lp, resource: r}
 			}
-			c.resources[r.URI] = resourceEntry{plugin: lp, resource: r}
 		}
 		for _, t := range lp.templates {
-			if e, taken := c.templates[t.URITemplate]; taken {
-				refuse(lp, "template", t.URITemplate, e.plugin)
+			if !admit(lp, "template", t.URITemplate) {
 				continue
 			}
 			// Validated when listed, so this cannot fail.
 			m, _ := uritemplate.New(t.URITemplate)
-			c.templates[t.URITemplate] = templateEntry{plugin: lp, template: t, matcher: m}
+			e := templateEntry{plugin: lp, template: t, matcher: m}
+			c.templates[t.URITemplate] = e
+			c.templateOrder = append(c.templateOrder, e)
 		}
 		for _, p := range lp.prompts {
-			if held.has(lp, "prompt", p.Name) {
-				continue
+			if admit(lp, "prompt", p.Name) {
+				c.prompts[p.Name] = promptEntry{plugin: lp, prompt: p}
 			}
-			if e, taken := c.prompts[p.Name]; taken {
-				refuse(lp, "prompt", p.Name, e.plugin)
-				continue
-			}
-			c.prompts[p.Name] = promptEntry{plugin: lp, prompt: p}
 		}
 	}
 	return c
+}
+
+// servingPlugin returns the plugin serving key of kind ("tool", "prompt",
+// "resource", "template") in c, or nil.
+func (c *catalog) servingPlugin(kind, key string) *loadedPlugin {
+	switch kind {
+	case "tool":
+		return c.tools[key].plugin
+	case "prompt":
+		return c.prompts[key].plugin
+	case "resource":
+		return c.resources[key].plugin
+	case "template":
+		return c.templates[key].plugin
+	}
+	return nil
+}
+
+// owner names the plugin a key of kind belongs to in c, served or
+// reserved ("" for none).
+func (c *catalog) owner(kind, key string) string {
+	if lp := c.servingPlugin(kind, key); lp != nil {
+		return lp.cfg.Name
+	}
+	if lp := c.reserved[kind+" "+key]; lp != nil {
+		return lp.cfg.Name
+	}
+	return ""
+}
+
+// warnMoves logs every name or URI that another plugin than in old now
+// serves (say a plugin dropped a tool another one also offers): such a
+// move is never silent.
+func (c *catalog) warnMoves(old *catalog, logger hclog.Logger) {
+	if old == nil {
+		return
+	}
+	check := func(kind, key string, now *loadedPlugin) {
+		if before := old.owner(kind, key); before != "" && before != now.cfg.Name {
+			logger.Warn(kind+" now served by another plugin than before the reload",
+				kind, key, "plugin", now.cfg.Name, "before", before)
+		}
+	}
+	for name, e := range c.tools {
+		check("tool", name, e.plugin)
+	}
+	for uri, e := range c.resources {
+		check("resource", uri, e.plugin)
+	}
+	for uri, e := range c.templates {
+		check("template", uri, e.plugin)
+	}
+	for name, e := range c.prompts {
+		check("prompt", name, e.plugin)
+	}
 }
 
 // contributions lists, for logs and PluginInfo, what a plugin has in the
@@ -131,16 +219,24 @@ func (c *catalog) contributions(lp *loadedPlugin) (tools, resources, templates, 
 }
 
 // lookupResource finds the plugin serving uri: a concrete resource first,
-// then a template (by its own text, for completion, or by matching).
+// then a template (by its own text, for completion, or by matching, in
+// config order). A URI reserved for a plugin whose definition is held out
+// (a resource, or the first template that matches it) is served by none.
 func (c *catalog) lookupResource(uri string) (*loadedPlugin, bool) {
 	if e, ok := c.resources[uri]; ok {
 		return e.plugin, true
 	}
+	if c.reserved["resource "+uri] != nil || c.reserved["template "+uri] != nil {
+		return nil, false
+	}
 	if e, ok := c.templates[uri]; ok {
 		return e.plugin, true
 	}
-	for _, e := range c.templates {
+	for _, e := range c.templateOrder {
 		if e.matcher.Regexp().MatchString(uri) {
+			if e.reserved {
+				return nil, false
+			}
 			return e.plugin, true
 		}
 	}

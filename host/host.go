@@ -91,6 +91,9 @@ type Host struct {
 	inflight atomic.Int64   // MCP requests being handled, for graceful shutdown
 	retiring sync.WaitGroup // old generations waiting for their last call
 
+	// perSession counts each session's requests in flight, to bound them.
+	perSession sessionLimits
+
 	auth           *auth.ResourceServer // nil: no [server.auth]
 	metrics        *metrics
 	audit          *audit.Log // nil: no audit log
@@ -213,7 +216,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 		}
 		h.auth = rs
 	}
-	h.server.AddReceivingMiddleware(toolErrorsFromInputRequests, h.observe, h.enforceScopes, h.countInFlight)
+	h.server.AddReceivingMiddleware(toolErrorsFromInputRequests, h.observe, h.limitInFlight, h.enforceScopes, h.countInFlight)
 	hold, problems := h.vet(h.plugins, cfg.Server.LockFile)
 	for _, p := range problems {
 		logger.Error("lock file", "error", p)
@@ -474,10 +477,27 @@ func (h *Host) Plugins() []PluginInfo {
 }
 
 // ServeStdio serves one MCP session over newline-delimited JSON on in and
-// out until the client closes in or ctx is done.
+// out until the client closes in or ctx is done. A JSON-RPC batch the
+// session may not send is answered with an error and dropped (see
+// stdioBatches).
 func (h *Host) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}
-	err := h.server.Run(ctx, t)
+	w := &syncWriter{w: out}
+	filter := newStdioBatches(in, w, h.logger)
+	t := &mcp.IOTransport{Reader: io.NopCloser(filter), Writer: nopWriteCloser{w}}
+	ss, err := h.server.Connect(ctx, t, nil)
+	if err != nil {
+		return fmt.Errorf("serve stdio: %w", err)
+	}
+	filter.session.Store(ss)
+	closed := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(closed)
+		ss.Close()
+	})
+	err = ss.Wait()
+	if !stop() {
+		<-closed // ctx ended the session: let the Close finish
+	}
 	if err != nil && (errors.Is(err, io.EOF) || ctx.Err() != nil) {
 		return nil
 	}

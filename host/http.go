@@ -22,7 +22,8 @@ const MCPPath = "/mcp"
 // Host header is not the listen address (or localhost at its port), or
 // whose Origin is neither that nor one of [server] allowed_origins, get 403:
 // this is what stops a web page from reaching a local server through DNS
-// rebinding.
+// rebinding. A JSON-RPC batch the session may not send gets 400 with a
+// JSON-RPC error before go-sdk sees it (see guardBatches).
 func (h *Host) HTTPHandler(listenAddr string) http.Handler {
 	settings := h.settings
 	opts := &mcp.StreamableHTTPOptions{
@@ -40,9 +41,15 @@ func (h *Host) HTTPHandler(listenAddr string) http.Handler {
 	mux := http.NewServeMux()
 	var handler http.Handler = mcpHandler
 	if h.auth != nil {
-		// Token first, then per-tool scopes (403 before go-sdk sees the
-		// call); the metadata is public, outside the token check.
-		handler = h.auth.Middleware(h.checkToolScopes(handler))
+		// Per-tool scopes: 403 before go-sdk sees the call.
+		handler = h.checkToolScopes(handler)
+	}
+	// Batches the session may not send are refused before go-sdk queues
+	// their calls.
+	handler = h.guardBatches(handler)
+	if h.auth != nil {
+		// The token first; the metadata is public, outside the check.
+		handler = h.auth.Middleware(handler)
 		h.auth.Mount(mux)
 	}
 	mux.Handle(MCPPath, guard.wrap(handler))

@@ -10,22 +10,30 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // lockFile records what the user accepted of each plugin: a fingerprint of
-// every tool and prompt definition clients see (name, title, description,
-// schemas, annotations, arguments). A plugin whose definitions later
-// change — a "rug pull", or tool poisoning slipped into an update — is
-// caught on the next load: warned about, or held out with on_change =
-// "refuse" until `mcphost plugin accept NAME`.
+// every definition clients see — tools and prompts (name, title,
+// description, schemas, annotations, arguments), resources and resource
+// templates (URI, name, title, description, MIME type, annotations). A
+// plugin whose definitions later change — a "rug pull", or tool poisoning
+// slipped into an update — is caught on the next load: warned about, or
+// held out with on_change = "refuse" until `mcphost plugin accept NAME`.
 type lockFile struct {
 	Version int                  `json:"version"`
 	Plugins map[string]lockEntry `json:"plugins"`
 }
 
+// lockEntry is one plugin's accepted definitions by kind, each keyed by the
+// name or URI clients use. Resources and Templates are nil in an entry
+// written before they were recorded: they are recorded on the next load,
+// as for a plugin met for the first time.
 type lockEntry struct {
-	Tools   map[string]string `json:"tools"`
-	Prompts map[string]string `json:"prompts"`
+	Tools     map[string]string `json:"tools"`
+	Prompts   map[string]string `json:"prompts"`
+	Resources map[string]string `json:"resources"`
+	Templates map[string]string `json:"templates"`
 }
 
 const lockVersion = 1
@@ -38,12 +46,18 @@ func fingerprint(v any) string {
 
 // fingerprints returns what clients would see of lp, fingerprinted.
 func fingerprints(lp *loadedPlugin) lockEntry {
-	e := lockEntry{Tools: map[string]string{}, Prompts: map[string]string{}}
+	e := lockEntry{Tools: map[string]string{}, Prompts: map[string]string{}, Resources: map[string]string{}, Templates: map[string]string{}}
 	for _, t := range lp.tools {
 		e.Tools[t.MCP.Name] = fingerprint(t.MCP)
 	}
 	for _, p := range lp.prompts {
 		e.Prompts[p.Name] = fingerprint(p)
+	}
+	for _, r := range lp.resources {
+		e.Resources[r.URI] = fingerprint(r)
+	}
+	for _, t := range lp.templates {
+		e.Templates[t.URITemplate] = fingerprint(t)
 	}
 	return e
 }
@@ -91,17 +105,27 @@ func (l *lockFile) write(path string) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// held names what a plugin offers but clients must not see yet.
+// held names, per plugin, the definitions clients must not see yet, as
+// "kind key" ("tool send", "resource file:///a", …): changed, new, or
+// removed since they were accepted. A held key stays reserved for its
+// plugin (see buildCatalog): no other plugin may serve it meanwhile.
 type held map[*loadedPlugin]map[string]bool
 
-func (h held) has(lp *loadedPlugin, kind, name string) bool { return h[lp][kind+" "+name] }
+// heldKey splits a key of held into its kind and the name or URI.
+func heldKey(k string) (kind, key string) {
+	kind, key, _ = strings.Cut(k, " ")
+	return kind, key
+}
 
 // vet compares each plugin's definitions with the lock file: a plugin met
-// for the first time is recorded; a changed or new tool or prompt of a
+// for the first time is recorded; a changed, new or removed definition of a
 // known plugin is reported, and held out when its plugin says
-// on_change = "refuse". An unreadable lock file holds out every
-// definition of refusing plugins (it fails closed). It returns what to
-// hold and the errors to report; changes served anyway are only logged.
+// on_change = "refuse" — a removed one too, so that its name stays
+// reserved for its plugin until the change is accepted, rather than pass
+// to another plugin offering the same name. An unreadable lock file holds
+// out every definition of refusing plugins (it fails closed). It returns
+// what to hold and the errors to report; changes served anyway are only
+// logged.
 func (h *Host) vet(plugins []*loadedPlugin, path string) (held, []error) {
 	out := held{}
 	if path == "" {
@@ -110,7 +134,7 @@ func (h *Host) vet(plugins []*loadedPlugin, path string) (held, []error) {
 	var problems []error
 	lock, err := readLock(path)
 	if err != nil {
-		problems = append(problems, fmt.Errorf("%w (every tool and prompt of plugins with on_change = \"refuse\" is held out)", err))
+		problems = append(problems, fmt.Errorf("%w (every definition of plugins with on_change = \"refuse\" is held out)", err))
 	}
 	dirty := false
 	for _, lp := range plugins {
@@ -124,22 +148,49 @@ func (h *Host) vet(plugins []*loadedPlugin, path string) (held, []error) {
 				h.logger.Info("plugin recorded in the lock file", "plugin", lp.cfg.Name, "lock", path)
 				continue
 			}
+			// An entry from before resources and templates were recorded.
+			if accepted.Resources == nil || accepted.Templates == nil {
+				if accepted.Resources == nil {
+					accepted.Resources = now.Resources
+				}
+				if accepted.Templates == nil {
+					accepted.Templates = now.Templates
+				}
+				lock.Plugins[lp.cfg.Name] = accepted
+				dirty = true
+				h.logger.Info("plugin's resources and templates recorded in the lock file", "plugin", lp.cfg.Name, "lock", path)
+			}
 		}
 		var changed []string
+		hold := func(kind, key, what string) {
+			changed = append(changed, what)
+			if lp.cfg.OnChange != "refuse" {
+				return
+			}
+			if out[lp] == nil {
+				out[lp] = map[string]bool{}
+			}
+			out[lp][kind+" "+key] = true
+		}
 		for _, kind := range []struct {
 			name        string
 			now, before map[string]string
-		}{{"tool", now.Tools, accepted.Tools}, {"prompt", now.Prompts, accepted.Prompts}} {
-			for name, fp := range kind.now {
-				if kind.before[name] == fp {
-					continue
+		}{
+			{"tool", now.Tools, accepted.Tools},
+			{"prompt", now.Prompts, accepted.Prompts},
+			{"resource", now.Resources, accepted.Resources},
+			{"template", now.Templates, accepted.Templates},
+		} {
+			for key, fp := range kind.now {
+				if kind.before[key] != fp {
+					hold(kind.name, key, kind.name+" "+key)
 				}
-				changed = append(changed, kind.name+" "+name)
-				if lp.cfg.OnChange == "refuse" {
-					if out[lp] == nil {
-						out[lp] = map[string]bool{}
-					}
-					out[lp][kind.name+" "+name] = true
+			}
+			// With an unreadable lock (lock == nil) nothing is known to be
+			// removed: every current definition is held already.
+			for key := range kind.before {
+				if _, ok := kind.now[key]; !ok {
+					hold(kind.name, key, kind.name+" "+key+" (removed)")
 				}
 			}
 		}

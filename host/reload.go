@@ -86,6 +86,7 @@ func (h *Host) reload(ctx context.Context, announced map[string]map[string]bool)
 	failures = append(failures, problems...)
 	old := h.catalog.Load()
 	c := buildCatalog(next, h.logger, hold)
+	c.warnMoves(old, h.logger)
 	h.catalog.Store(c)
 	c.applyTo(h.server, old, h, announced)
 
