@@ -27,13 +27,16 @@ func FuzzPluginOutput(f *testing.F) {
 	}
 	ctx := context.Background()
 	tool := Tool{MCP: &mcp.Tool{Name: "t"}, PluginName: "t"}
-	tool.Input, _ = resolveInputSchema(map[string]any{"type": "object"})
+	var err error
+	if tool.Input, err = newSchemaCache().compile([]byte(`{"type":"object"}`)); err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, out []byte) {
 		p := fakeCaller{string(out)}
-		ListTools(ctx, p)
-		ListResources(ctx, p)
-		ListResourceTemplates(ctx, p)
-		ListPrompts(ctx, p)
+		ListTools(ctx, p, Limits{})
+		ListResources(ctx, p, Limits{})
+		ListResourceTemplates(ctx, p, Limits{})
+		ListPrompts(ctx, p, Limits{})
 		CallTool(ctx, p, tool, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "t"}})
 		ReadResource(ctx, p, &mcp.ReadResourceRequest{Params: &mcp.ReadResourceParams{URI: "test://a"}})
 		GetPrompt(ctx, p, &mcp.Prompt{Name: "p"}, "p", &mcp.GetPromptRequest{Params: &mcp.GetPromptParams{Name: "p"}})
