@@ -209,7 +209,7 @@ func checkStructured(tool Tool, structured any) error {
 		return fmt.Errorf("tool %q declares an outputSchema but its result has no structuredContent", tool.MCP.Name)
 	}
 	if err := tool.Output.Validate(structured); err != nil {
-		return fmt.Errorf("tool %q: structuredContent does not match its outputSchema: %w", tool.MCP.Name, err)
+		return fmt.Errorf("tool %q: structuredContent does not match its outputSchema: %s", tool.MCP.Name, shorten(err.Error()))
 	}
 	return nil
 }
@@ -259,12 +259,29 @@ func checkArguments(tool Tool, raw json.RawMessage) (json.RawMessage, error) {
 		}
 	}
 	if err := tool.Input.Validate(args); err != nil {
-		return nil, fmt.Errorf("tool %q: invalid arguments: %v", tool.MCP.Name, err)
+		return nil, fmt.Errorf("tool %q: invalid arguments: %s", tool.MCP.Name, shorten(err.Error()))
 	}
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return json.RawMessage("{}"), nil
 	}
 	return raw, nil
+}
+
+// maxErrorText bounds a validation error handed to a client: jsonschema-go
+// prints the value it checks in its errors, and joins those of every anyOf
+// branch.
+const maxErrorText = 8 << 10
+
+// shorten cuts a validation error's text to maxErrorText.
+func shorten(msg string) string {
+	if len(msg) <= maxErrorText {
+		return msg
+	}
+	cut := maxErrorText
+	for cut > 0 && msg[cut]&0xC0 == 0x80 { // not inside a UTF-8 sequence
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d more bytes)", msg[:cut], len(msg)-cut)
 }
 
 // RPCError maps an error from a plugin call to the JSON-RPC error the

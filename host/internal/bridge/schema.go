@@ -3,13 +3,17 @@ package bridge
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
+	"reflect"
+	"strconv"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Limits on the JSON Schemas a plugin offers (inputSchema, outputSchema).
 // A plugin is hostile: its schemas are checked before jsonschema-go
-// decodes them.
+// decodes them, and what validating a value against them may cost is
+// bounded before the value is validated.
 const (
 	// maxNesting bounds how deep the values in a definition (schemas
 	// included) may nest: jsonschema-go decodes a schema in time and memory
@@ -23,13 +27,20 @@ const (
 	maxPluginSchemas = 50_000
 )
 
-// Schema is a JSON Schema a plugin offered, resolved and checked.
+// Schema is a JSON Schema a plugin offered, resolved and checked, against
+// which values are validated with bounded work.
 type Schema struct {
 	resolved *jsonschema.Resolved
+	root     *node
 }
 
-// Validate checks v, a decoded JSON value, against the schema.
+// Validate checks v, a decoded JSON value, against the schema. A value
+// whose check could take more work than its budget, or whose errors could
+// take more memory (see node.bound), is refused unchecked.
 func (s *Schema) Validate(v any) error {
+	if err := s.root.bound(v); err != nil {
+		return fmt.Errorf("not checked: %w", err)
+	}
 	return s.resolved.Validate(v)
 }
 
@@ -39,15 +50,21 @@ func (s *Schema) Validate(v any) error {
 type schemaCache struct {
 	byRaw map[string]*Schema
 	// left is how many more subschemas the plugin's schemas may hold.
-	left int
+	left   int
+	fields map[string]reflect.StructField // schemaFields()
 }
 
 func newSchemaCache() *schemaCache {
-	return &schemaCache{byRaw: map[string]*Schema{}, left: maxPluginSchemas}
+	return &schemaCache{byRaw: map[string]*Schema{}, left: maxPluginSchemas, fields: schemaFields()}
 }
 
 // compile checks raw, a schema as the plugin listed it, and resolves it.
-// It refuses a schema too big before jsonschema-go decodes it.
+// It refuses what could not be validated with bounded work: a schema too
+// big, a $ref to anything outside it (nothing is ever fetched), a cycle of
+// references that consumes nothing of the value being validated (which
+// would recurse until the stack overflows and the process dies), or one
+// whose validation multiplies the work beyond the budget even for a
+// single value.
 func (c *schemaCache) compile(raw json.RawMessage) (*Schema, error) {
 	if len(raw) > maxSchemaBytes {
 		return nil, fmt.Errorf("is %d bytes (at most %d)", len(raw), maxSchemaBytes)
@@ -68,11 +85,26 @@ func (c *schemaCache) compile(raw json.RawMessage) (*Schema, error) {
 	if err := json.Unmarshal(raw, &js); err != nil {
 		return nil, fmt.Errorf("not a JSON Schema: %w", err)
 	}
-	resolved, err := js.Resolve(nil)
+	resolved, err := js.Resolve(&jsonschema.ResolveOptions{Loader: refuseRemote})
 	if err != nil {
 		return nil, fmt.Errorf("invalid JSON Schema: %w", err)
 	}
-	s := &Schema{resolved: resolved}
+	root, err := buildGraph(&js, c.fields)
+	if err != nil {
+		return nil, err
+	}
+	// The least a validation may cost is that of a single value, which
+	// meets every subschema reached without consuming anything.
+	if err := root.bound(nil); err != nil {
+		return nil, fmt.Errorf("validating even a single value against it %w", err)
+	}
+	s := &Schema{resolved: resolved, root: root}
 	c.byRaw[string(raw)] = s
 	return s, nil
+}
+
+// refuseRemote is the loader jsonschema-go calls for a $ref outside the
+// schema: the host never fetches anything a plugin names.
+func refuseRemote(uri *url.URL) (*jsonschema.Schema, error) {
+	return nil, fmt.Errorf("it refers to %s, outside the schema (remote references are not fetched)", strconv.QuoteToASCII(uri.String()))
 }
