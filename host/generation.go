@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sync"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/abi"
@@ -80,11 +81,23 @@ func (lp *loadedPlugin) sameSource(pc config.Plugin, hash [sha256.Size]byte) boo
 }
 
 // list reads everything the plugin contributes, applying its tool prefix.
-func (lp *loadedPlugin) list(ctx context.Context) error {
-	var err error
+// An item the bridge refuses is left out with an error in the log; the
+// rest of the plugin is served.
+func (lp *loadedPlugin) list(ctx context.Context, logger hclog.Logger) error {
+	var (
+		err     error
+		refused []error
+	)
 	p := lp.plugin
+	lim := bridge.Limits{MaxItems: lp.cfg.MaxItems}
+	report := func() {
+		for _, r := range refused {
+			logger.Error("plugin offered an invalid definition; leaving it out", "plugin", lp.cfg.Name, "error", r)
+		}
+	}
+	defer report()
 	if p.Has(abi.ExportListTools) {
-		if lp.tools, err = bridge.ListTools(ctx, p); err != nil {
+		if lp.tools, refused, err = bridge.ListTools(ctx, p, lim); err != nil {
 			return err
 		}
 		if lp.cfg.Prefix != "" {
@@ -95,20 +108,24 @@ func (lp *loadedPlugin) list(ctx context.Context) error {
 			}
 		}
 	}
+	var more []error
 	if p.Has(abi.ExportListResources) {
-		if lp.resources, err = bridge.ListResources(ctx, p); err != nil {
+		if lp.resources, more, err = bridge.ListResources(ctx, p, lim); err != nil {
 			return err
 		}
+		refused = append(refused, more...)
 	}
 	if p.Has(abi.ExportListResourceTemplates) {
-		if lp.templates, err = bridge.ListResourceTemplates(ctx, p); err != nil {
+		if lp.templates, more, err = bridge.ListResourceTemplates(ctx, p, lim); err != nil {
 			return err
 		}
+		refused = append(refused, more...)
 	}
 	if p.Has(abi.ExportListPrompts) {
-		if lp.prompts, err = bridge.ListPrompts(ctx, p); err != nil {
+		if lp.prompts, more, err = bridge.ListPrompts(ctx, p, lim); err != nil {
 			return err
 		}
+		refused = append(refused, more...)
 	}
 	return nil
 }

@@ -338,7 +338,7 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 		return nil, fmt.Errorf("load plugin %q from %s: %w", pc.Name, pc.Path, err)
 	}
 	lp := newLoadedPlugin(pc, hash, p)
-	if err := lp.list(ctx); err != nil {
+	if err := lp.list(ctx, h.logger); err != nil {
 		_ = p.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("load plugin %q from %s: %w", pc.Name, pc.Path, err)
 	}

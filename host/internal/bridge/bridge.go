@@ -13,10 +13,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"strconv"
-	"unicode"
-	"unicode/utf8"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -39,18 +36,15 @@ type Tool struct {
 	// PluginName is the name the plugin knows the tool by.
 	PluginName string
 	// Input validates arguments before the plugin sees them.
-	Input *jsonschema.Resolved
+	Input *Schema
 	// Output, when the tool declares an outputSchema, validates the
 	// structuredContent of its successful results.
-	Output *jsonschema.Resolved
+	Output *Schema
 }
 
 // validToolName follows the MCP tool-name rules (2025-11-25): 1 to 128
 // characters from A-Z, a-z, 0-9, '_', '-' and '.'.
 var validToolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
-
-// maxDescriptionBytes bounds a description a plugin may offer.
-const maxDescriptionBytes = 64 << 10
 
 // envelope builds the ABI input for an export.
 func envelope(request any, meta map[string]any, caps *mcp.ClientCapabilities) ([]byte, error) {
@@ -102,96 +96,79 @@ func describeBytes(b []byte) string {
 	return fmt.Sprintf("%q", b)
 }
 
-// ListTools asks a plugin for its tools and checks each one: a valid and
-// unique name, a description of sane size, and an input schema that is a
-// valid JSON Schema for an object.
-func ListTools(ctx context.Context, p Caller) ([]Tool, error) {
-	res, err := list[struct {
-		Tools []*mcp.Tool `json:"tools"`
-	}](ctx, p, abi.ExportListTools)
+// ListTools asks a plugin for its tools and checks each on its own: a
+// valid name, unique within the plugin, no hidden text anywhere in it (see
+// checkText), an inputSchema of "type": "object", and schemas that can be
+// validated with bounded work (see schemaCache.compile). A tool that fails
+// is left out and refused says why; so are the tools past lim. err is for
+// an output that is no list of tools at all.
+func ListTools(ctx context.Context, p Caller, lim Limits) (tools []Tool, refused []error, err error) {
+	raws, refused, err := listItems(ctx, p, abi.ExportListTools, "tool", lim,
+		func(r *struct {
+			Tools []json.RawMessage `json:"tools"`
+		}) []json.RawMessage {
+			return r.Tools
+		})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	tools := make([]Tool, 0, len(res.Tools))
+	schemas := newSchemaCache()
 	seen := map[string]bool{}
-	for i, t := range res.Tools {
-		if t == nil {
-			return nil, fmt.Errorf("%s: tool #%d is null", abi.ExportListTools, i+1)
+	for i, raw := range raws {
+		t, key, err := checkTool(raw, schemas)
+		if err == nil && seen[t.MCP.Name] {
+			err = errors.New("is listed twice (the first is kept)")
 		}
-		if !validToolName.MatchString(t.Name) {
-			return nil, fmt.Errorf("%s: tool #%d: name %q is invalid (1-128 characters from A-Z a-z 0-9 _ - .)", abi.ExportListTools, i+1, t.Name)
-		}
-		if seen[t.Name] {
-			return nil, fmt.Errorf("%s: tool %q is listed twice", abi.ExportListTools, t.Name)
-		}
-		seen[t.Name] = true
-		if err := checkText(t.Title, t.Description); err != nil {
-			return nil, fmt.Errorf("%s: tool %q: %w", abi.ExportListTools, t.Name, err)
-		}
-		resolved, err := resolveInputSchema(t.InputSchema)
 		if err != nil {
-			return nil, fmt.Errorf("%s: tool %q: inputSchema: %w", abi.ExportListTools, t.Name, err)
-		}
-		var output *jsonschema.Resolved
-		if t.OutputSchema != nil {
-			if output, err = resolveSchema(t.OutputSchema); err != nil {
-				return nil, fmt.Errorf("%s: tool %q: outputSchema: %w", abi.ExportListTools, t.Name, err)
+			what := fmt.Sprintf("#%d", i+1)
+			if validToolName.MatchString(key.Name) {
+				what = strconv.Quote(key.Name)
 			}
+			refused = append(refused, fmt.Errorf("%s: tool %s: %w", abi.ExportListTools, what, err))
+			continue
 		}
-		tools = append(tools, Tool{MCP: t, PluginName: t.Name, Input: resolved, Output: output})
+		seen[t.MCP.Name] = true
+		tools = append(tools, t)
 	}
-	return tools, nil
+	return tools, refused, nil
 }
 
-// checkText refuses a title or description a client would show or hand
-// to a model that hides something: control characters (other than tab and
-// newline), which can conceal instructions from the person reading it,
-// invalid UTF-8, or an oversized text.
-func checkText(title, description string) error {
-	for _, f := range []struct{ name, text string }{{"title", title}, {"description", description}} {
-		if len(f.text) > maxDescriptionBytes {
-			return fmt.Errorf("%s is %d bytes (at most %d)", f.name, len(f.text), maxDescriptionBytes)
+// checkTool decodes and checks one tool, and returns its key (its name)
+// whatever happens.
+func checkTool(raw json.RawMessage, schemas *schemaCache) (t Tool, key itemKey, err error) {
+	var mt mcp.Tool
+	if key, err = decodeItem(raw, &mt); err != nil {
+		return t, key, err
+	}
+	key.Name = mt.Name
+	t.MCP, t.PluginName = &mt, mt.Name
+	if !validToolName.MatchString(mt.Name) {
+		return t, key, fmt.Errorf("name %s is invalid (1-128 characters from A-Z a-z 0-9 _ - .)", strconv.QuoteToASCII(mt.Name))
+	}
+	// The schemas as listed, to compile: the same members the decoding
+	// into mt picked.
+	var rawSchemas struct {
+		InputSchema  json.RawMessage `json:"inputSchema"`
+		OutputSchema json.RawMessage `json:"outputSchema"`
+	}
+	if err := json.Unmarshal(raw, &rawSchemas); err != nil {
+		return t, key, fmt.Errorf("invalid: %w", err)
+	}
+	if m, ok := mt.InputSchema.(map[string]any); !ok || m["type"] != "object" {
+		if mt.InputSchema == nil {
+			return t, key, errors.New(`inputSchema: missing (a tool needs an object schema, at least {"type": "object"})`)
 		}
-		if !utf8.ValidString(f.text) {
-			return fmt.Errorf("%s is not valid UTF-8", f.name)
-		}
-		for i, r := range f.text {
-			if r == '\t' || r == '\n' || r == '\r' {
-				continue
-			}
-			if unicode.IsControl(r) || unicode.In(r, unicode.Cf) {
-				return fmt.Errorf("%s has a control or invisible formatting character %U at byte %d", f.name, r, i)
-			}
+		return t, key, errors.New(`inputSchema: must be a JSON Schema with "type": "object"`)
+	}
+	if t.Input, err = schemas.compile(rawSchemas.InputSchema); err != nil {
+		return t, key, fmt.Errorf("inputSchema: %w", err)
+	}
+	if mt.OutputSchema != nil {
+		if t.Output, err = schemas.compile(rawSchemas.OutputSchema); err != nil {
+			return t, key, fmt.Errorf("outputSchema: %w", err)
 		}
 	}
-	return nil
-}
-
-func resolveSchema(raw any) (*jsonschema.Resolved, error) {
-	b, err := json.Marshal(raw)
-	if err != nil {
-		return nil, err
-	}
-	var s jsonschema.Schema
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("not a JSON Schema: %w", err)
-	}
-	resolved, err := s.Resolve(nil)
-	if err != nil {
-		return nil, fmt.Errorf("invalid JSON Schema: %w", err)
-	}
-	return resolved, nil
-}
-
-func resolveInputSchema(raw any) (*jsonschema.Resolved, error) {
-	if raw == nil {
-		return nil, errors.New(`missing (a tool needs an object schema, at least {"type": "object"})`)
-	}
-	m, ok := raw.(map[string]any)
-	if !ok || m["type"] != "object" {
-		return nil, errors.New(`must be a JSON Schema with "type": "object"`)
-	}
-	return resolveSchema(raw)
+	return t, key, nil
 }
 
 // CallTool validates a tools/call request's arguments against the tool's
@@ -232,7 +209,7 @@ func checkStructured(tool Tool, structured any) error {
 		return fmt.Errorf("tool %q declares an outputSchema but its result has no structuredContent", tool.MCP.Name)
 	}
 	if err := tool.Output.Validate(structured); err != nil {
-		return fmt.Errorf("tool %q: structuredContent does not match its outputSchema: %w", tool.MCP.Name, err)
+		return fmt.Errorf("tool %q: structuredContent does not match its outputSchema: %s", tool.MCP.Name, shorten(err.Error()))
 	}
 	return nil
 }
@@ -282,12 +259,29 @@ func checkArguments(tool Tool, raw json.RawMessage) (json.RawMessage, error) {
 		}
 	}
 	if err := tool.Input.Validate(args); err != nil {
-		return nil, fmt.Errorf("tool %q: invalid arguments: %v", tool.MCP.Name, err)
+		return nil, fmt.Errorf("tool %q: invalid arguments: %s", tool.MCP.Name, shorten(err.Error()))
 	}
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return json.RawMessage("{}"), nil
 	}
 	return raw, nil
+}
+
+// maxErrorText bounds a validation error handed to a client: jsonschema-go
+// prints the value it checks in its errors, and joins those of every anyOf
+// branch.
+const maxErrorText = 8 << 10
+
+// shorten cuts a validation error's text to maxErrorText.
+func shorten(msg string) string {
+	if len(msg) <= maxErrorText {
+		return msg
+	}
+	cut := maxErrorText
+	for cut > 0 && msg[cut]&0xC0 == 0x80 { // not inside a UTF-8 sequence
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d more bytes)", msg[:cut], len(msg)-cut)
 }
 
 // RPCError maps an error from a plugin call to the JSON-RPC error the

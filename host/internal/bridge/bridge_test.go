@@ -33,22 +33,41 @@ func TestListToolsRefusesWhatAPluginShouldNotOffer(t *testing.T) {
 		{tool("hidden", "innocent\u202eesrever", obj), "U+202E"},
 		{tool("zero", "look\u200bhere", obj), "U+200B"},
 		{tool("bell", "ring\x07", obj), "U+0007"},
-		{tool("big", strings.Repeat("a", maxDescriptionBytes+1), obj), "at most"},
+		{tool("big", strings.Repeat("a", maxTextBytes+1), obj), "at most"},
 		{tool("arr", "x", `{"type":"array"}`), `"type": "object"`},
 		{tool("bad", "x", `{"type":"object","properties":{"a":{"type":12}}}`), "inputSchema"},
 		{`{"tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":"a","inputSchema":{"type":"object"}}]}`, "listed twice"},
-		{`not json`, "not a JSON object"},
 		{`{"tools":[null]}`, "is null"},
-		{`{"tools":[]} trailing`, "trailing"},
+		{`{"tools":[{"name":12,"inputSchema":{"type":"object"}}]}`, "tool #2: invalid"},
 	} {
-		_, err := ListTools(context.Background(), fakeCaller{tc.out})
+		// Each bad tool is left out on its own: the good one beside it
+		// stays.
+		out := strings.Replace(tc.out, `{"tools":[`, `{"tools":[{"name":"good","inputSchema":{"type":"object"}},`, 1)
+		tools, refused, err := ListTools(context.Background(), fakeCaller{out}, Limits{})
+		if err != nil {
+			t.Errorf("%.60s: %v", tc.out, err)
+			continue
+		}
+		if len(tools) == 0 || tools[0].MCP.Name != "good" {
+			t.Errorf("%.60s: the good tool was not kept: %v", tc.out, tools)
+		}
 		if tc.want == "" {
-			if err != nil {
-				t.Errorf("%.60s: %v", tc.out, err)
+			if len(refused) > 0 || len(tools) != 2 {
+				t.Errorf("%.60s: refused %v", tc.out, refused)
 			}
 			continue
 		}
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
+		if len(refused) != 1 || !strings.Contains(refused[0].Error(), tc.want) {
+			t.Errorf("%.60s: refused %v, want one error mentioning %q", tc.out, refused, tc.want)
+		}
+	}
+	// An output that is no list fails as a whole.
+	for _, tc := range []struct{ out, want string }{
+		{`not json`, "not a JSON object"},
+		{`{"tools":[]} trailing`, "trailing"},
+		{`{"tools":{}}`, "invalid JSON"},
+	} {
+		if _, _, err := ListTools(context.Background(), fakeCaller{tc.out}, Limits{}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%.60s: %v, want an error mentioning %q", tc.out, err, tc.want)
 		}
 	}
@@ -57,9 +76,9 @@ func TestListToolsRefusesWhatAPluginShouldNotOffer(t *testing.T) {
 func TestCallToolChecksStructuredContentAgainstOutputSchema(t *testing.T) {
 	list := `{"tools":[{"name":"sum","inputSchema":{"type":"object"},` +
 		`"outputSchema":{"type":"object","properties":{"total":{"type":"number"}},"required":["total"]}}]}`
-	tools, err := ListTools(context.Background(), fakeCaller{list})
-	if err != nil {
-		t.Fatal(err)
+	tools, refused, err := ListTools(context.Background(), fakeCaller{list}, Limits{})
+	if err != nil || len(refused) > 0 {
+		t.Fatal(err, refused)
 	}
 	for _, tc := range []struct{ result, want string }{
 		{`{"content":[],"structuredContent":{"total":3}}`, ""},

@@ -1,9 +1,13 @@
 package bridge
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -12,63 +16,107 @@ import (
 	"github.com/mcphost/mcphost/abi"
 )
 
-// ListResources asks a plugin for its resources and checks each: an
-// absolute URI, unique within the plugin, and a name.
-func ListResources(ctx context.Context, p Caller) ([]*mcp.Resource, error) {
-	res, err := list[mcp.ListResourcesResult](ctx, p, abi.ExportListResources)
+// ListResources asks a plugin for its resources and checks each on its
+// own: an absolute URI, unique within the plugin, a name, and no hidden
+// text anywhere in it (see checkText). A resource that fails is left out
+// and refused says why; so are the resources past lim.
+func ListResources(ctx context.Context, p Caller, lim Limits) (resources []*mcp.Resource, refused []error, err error) {
+	raws, refused, err := listItems(ctx, p, abi.ExportListResources, "resource", lim,
+		func(r *struct {
+			Resources []json.RawMessage `json:"resources"`
+		}) []json.RawMessage {
+			return r.Resources
+		})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	seen := map[string]bool{}
-	for i, r := range res.Resources {
-		if r == nil {
-			return nil, fmt.Errorf("%s: resource #%d is null", abi.ExportListResources, i+1)
+	for i, raw := range raws {
+		var r mcp.Resource
+		key, err := decodeItem(raw, &r)
+		key.URI = cmp.Or(key.URI, r.URI)
+		if err == nil {
+			err = checkResource(&r, seen)
 		}
-		u, err := url.Parse(r.URI)
-		if err != nil || u.Scheme == "" {
-			return nil, fmt.Errorf("%s: resource #%d: uri %q is not an absolute URI", abi.ExportListResources, i+1, r.URI)
-		}
-		if r.Name == "" {
-			return nil, fmt.Errorf("%s: resource %q: name is missing", abi.ExportListResources, r.URI)
-		}
-		if err := checkText(r.Title, r.Description); err != nil {
-			return nil, fmt.Errorf("%s: resource %q: %w", abi.ExportListResources, r.URI, err)
-		}
-		if seen[r.URI] {
-			return nil, fmt.Errorf("%s: resource %q is listed twice", abi.ExportListResources, r.URI)
+		if err != nil {
+			refused = append(refused, fmt.Errorf("%s: resource %s: %w", abi.ExportListResources, itemName(i, key.URI), err))
+			continue
 		}
 		seen[r.URI] = true
+		resources = append(resources, &r)
 	}
-	return res.Resources, nil
+	return resources, refused, nil
+}
+
+func checkResource(r *mcp.Resource, seen map[string]bool) error {
+	if u, err := url.Parse(r.URI); err != nil || u.Scheme == "" {
+		return fmt.Errorf("uri %s is not an absolute URI", strconv.QuoteToASCII(r.URI))
+	}
+	if r.Name == "" {
+		return errors.New("name is missing")
+	}
+	if seen[r.URI] {
+		return errors.New("is listed twice (the first is kept)")
+	}
+	return nil
+}
+
+// itemName names item i in an error: by its key (name or URI) when it has
+// one that is not itself the problem, else by its position.
+func itemName(i int, key string) string {
+	if key == "" || visibleText(key) != nil || len(key) > 200 {
+		return fmt.Sprintf("#%d", i+1)
+	}
+	return strconv.QuoteToASCII(key)
 }
 
 // ListResourceTemplates asks a plugin for its resource templates and checks
-// that each is a valid RFC 6570 template of an absolute URI.
-func ListResourceTemplates(ctx context.Context, p Caller) ([]*mcp.ResourceTemplate, error) {
-	res, err := list[mcp.ListResourceTemplatesResult](ctx, p, abi.ExportListResourceTemplates)
+// each on its own: a valid RFC 6570 template of an absolute URI, unique
+// within the plugin, a name, and no hidden text anywhere in it (see
+// checkText). A template that fails is left out and refused says why; so
+// are the templates past lim.
+func ListResourceTemplates(ctx context.Context, p Caller, lim Limits) (templates []*mcp.ResourceTemplate, refused []error, err error) {
+	raws, refused, err := listItems(ctx, p, abi.ExportListResourceTemplates, "template", lim,
+		func(r *struct {
+			ResourceTemplates []json.RawMessage `json:"resourceTemplates"`
+		}) []json.RawMessage {
+			return r.ResourceTemplates
+		})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	seen := map[string]bool{}
-	for i, t := range res.ResourceTemplates {
-		if t == nil {
-			return nil, fmt.Errorf("%s: template #%d is null", abi.ExportListResourceTemplates, i+1)
+	for i, raw := range raws {
+		var t mcp.ResourceTemplate
+		key, err := decodeItem(raw, &t)
+		key.URITemplate = cmp.Or(key.URITemplate, t.URITemplate)
+		if err == nil {
+			err = checkTemplate(&t, seen)
 		}
-		if _, err := uritemplate.New(t.URITemplate); err != nil {
-			return nil, fmt.Errorf("%s: template %q: not an RFC 6570 URI template: %v", abi.ExportListResourceTemplates, t.URITemplate, err)
-		}
-		if u, err := url.Parse(t.URITemplate); err != nil || u.Scheme == "" {
-			return nil, fmt.Errorf("%s: template %q: not an absolute URI template", abi.ExportListResourceTemplates, t.URITemplate)
-		}
-		if t.Name == "" {
-			return nil, fmt.Errorf("%s: template %q: name is missing", abi.ExportListResourceTemplates, t.URITemplate)
-		}
-		if seen[t.URITemplate] {
-			return nil, fmt.Errorf("%s: template %q is listed twice", abi.ExportListResourceTemplates, t.URITemplate)
+		if err != nil {
+			refused = append(refused, fmt.Errorf("%s: template %s: %w", abi.ExportListResourceTemplates, itemName(i, key.URITemplate), err))
+			continue
 		}
 		seen[t.URITemplate] = true
+		templates = append(templates, &t)
 	}
-	return res.ResourceTemplates, nil
+	return templates, refused, nil
+}
+
+func checkTemplate(t *mcp.ResourceTemplate, seen map[string]bool) error {
+	if _, err := uritemplate.New(t.URITemplate); err != nil {
+		return fmt.Errorf("not an RFC 6570 URI template: %w", err)
+	}
+	if u, err := url.Parse(t.URITemplate); err != nil || u.Scheme == "" {
+		return errors.New("not an absolute URI template")
+	}
+	if t.Name == "" {
+		return errors.New("name is missing")
+	}
+	if seen[t.URITemplate] {
+		return errors.New("is listed twice (the first is kept)")
+	}
+	return nil
 }
 
 // ReadResource asks the plugin for a resource's contents.
@@ -88,34 +136,54 @@ func ReadResource(ctx context.Context, p Caller, req *mcp.ReadResourceRequest) (
 	return res, nil
 }
 
-// ListPrompts asks a plugin for its prompts and checks their names.
-func ListPrompts(ctx context.Context, p Caller) ([]*mcp.Prompt, error) {
-	res, err := list[mcp.ListPromptsResult](ctx, p, abi.ExportListPrompts)
+// ListPrompts asks a plugin for its prompts and checks each on its own: a
+// valid name, unique within the plugin, named arguments, and no hidden
+// text anywhere in it (see checkText). A prompt that fails is left out and
+// refused says why; so are the prompts past lim.
+func ListPrompts(ctx context.Context, p Caller, lim Limits) (prompts []*mcp.Prompt, refused []error, err error) {
+	raws, refused, err := listItems(ctx, p, abi.ExportListPrompts, "prompt", lim,
+		func(r *struct {
+			Prompts []json.RawMessage `json:"prompts"`
+		}) []json.RawMessage {
+			return r.Prompts
+		})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	seen := map[string]bool{}
-	for i, pr := range res.Prompts {
-		if pr == nil {
-			return nil, fmt.Errorf("%s: prompt #%d is null", abi.ExportListPrompts, i+1)
+	for i, raw := range raws {
+		var pr mcp.Prompt
+		key, err := decodeItem(raw, &pr)
+		key.Name = cmp.Or(key.Name, pr.Name)
+		if err == nil {
+			err = checkPrompt(&pr, seen)
 		}
-		if !validToolName.MatchString(pr.Name) {
-			return nil, fmt.Errorf("%s: prompt #%d: name %q is invalid (1-128 characters from A-Z a-z 0-9 _ - .)", abi.ExportListPrompts, i+1, pr.Name)
-		}
-		if seen[pr.Name] {
-			return nil, fmt.Errorf("%s: prompt %q is listed twice", abi.ExportListPrompts, pr.Name)
+		if err != nil {
+			if !validToolName.MatchString(key.Name) {
+				key.Name = ""
+			}
+			refused = append(refused, fmt.Errorf("%s: prompt %s: %w", abi.ExportListPrompts, itemName(i, key.Name), err))
+			continue
 		}
 		seen[pr.Name] = true
-		if err := checkText(pr.Title, pr.Description); err != nil {
-			return nil, fmt.Errorf("%s: prompt %q: %w", abi.ExportListPrompts, pr.Name, err)
-		}
-		for j, a := range pr.Arguments {
-			if a == nil || a.Name == "" {
-				return nil, fmt.Errorf("%s: prompt %q: argument #%d has no name", abi.ExportListPrompts, pr.Name, j+1)
-			}
+		prompts = append(prompts, &pr)
+	}
+	return prompts, refused, nil
+}
+
+func checkPrompt(pr *mcp.Prompt, seen map[string]bool) error {
+	if !validToolName.MatchString(pr.Name) {
+		return fmt.Errorf("name %s is invalid (1-128 characters from A-Z a-z 0-9 _ - .)", strconv.QuoteToASCII(pr.Name))
+	}
+	if seen[pr.Name] {
+		return errors.New("is listed twice (the first is kept)")
+	}
+	for j, a := range pr.Arguments {
+		if a == nil || a.Name == "" {
+			return fmt.Errorf("argument #%d has no name", j+1)
 		}
 	}
-	return res.Prompts, nil
+	return nil
 }
 
 // GetPrompt checks that every required argument is present, then asks the

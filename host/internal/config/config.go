@@ -32,6 +32,11 @@ const (
 	DefaultTimeout         = 30 * time.Second
 	DefaultMemoryMB        = 128
 	DefaultMaxOutputKB     = 4096
+	// DefaultMaxItems is how many tools, prompts, resources and resource
+	// templates (each) one plugin may list.
+	DefaultMaxItems = 1000
+	// MaxMaxItems is the largest max_items a config may set.
+	MaxMaxItems = 100000
 	// MinMemoryMB is the smallest memory cap a plugin can run with: Extism's
 	// own kernel memory shares the cap with the plugin (see DESIGN.md).
 	MinMemoryMB = 2
@@ -129,6 +134,9 @@ type Plugin struct {
 	MaxInstances int
 	// MaxOutputKB caps the size of any one output of the plugin.
 	MaxOutputKB int
+	// MaxItems caps how many tools, prompts, resources and resource
+	// templates (each) the plugin may list; the items past it are left out.
+	MaxItems int
 	// Config is handed to the plugin (Extism config_get).
 	Config map[string]string
 	// Prefix is prepended to the names of the plugin's tools.
@@ -210,6 +218,7 @@ type filePlugin struct {
 	MemoryMB     *int                `toml:"memory_mb"`
 	MaxInstances *int                `toml:"max_instances"`
 	MaxOutputKB  *int                `toml:"max_output_kb"`
+	MaxItems     *int                `toml:"max_items"`
 	Config       map[string]string   `toml:"config"`
 	Prefix       string              `toml:"prefix"`
 	SHA256       string              `toml:"sha256"`
@@ -232,7 +241,7 @@ var knownKeys = map[string][]string{
 	"server.metrics": {"enabled", "listen"},
 	"server.audit":   {"file", "arguments"},
 	"server.auth":    auth.TOMLKeys(),
-	"plugin": {"name", "path", "timeout", "memory_mb", "max_instances", "max_output_kb", "config", "prefix",
+	"plugin": {"name", "path", "timeout", "memory_mb", "max_instances", "max_output_kb", "max_items", "config", "prefix",
 		"sha256", "env", "allowed_paths", "allowed_hosts", "allow_private_network",
 		"max_calls_per_second", "breaker_failures", "breaker_cooldown", "on_change", "interrupt_checks", "scopes", "tool_scopes"},
 }
@@ -439,6 +448,7 @@ func convertPlugin(path, baseDir string, index int, fp filePlugin) (Plugin, []er
 		MemoryMB:     DefaultMemoryMB,
 		MaxInstances: 0,
 		MaxOutputKB:  DefaultMaxOutputKB,
+		MaxItems:     DefaultMaxItems,
 		Config:       fp.Config,
 		Prefix:       fp.Prefix,
 	}
@@ -599,6 +609,13 @@ func convertPlugin(path, baseDir string, index int, fp filePlugin) (Plugin, []er
 			bad("max_output_kb: %d is out of range (expected 1 to %d)", *fp.MaxOutputKB, 1<<20)
 		} else {
 			p.MaxOutputKB = *fp.MaxOutputKB
+		}
+	}
+	if fp.MaxItems != nil {
+		if *fp.MaxItems < 1 || *fp.MaxItems > MaxMaxItems {
+			bad("max_items: %d is out of range (expected 1 to %d)", *fp.MaxItems, MaxMaxItems)
+		} else {
+			p.MaxItems = *fp.MaxItems
 		}
 	}
 	return p, problems

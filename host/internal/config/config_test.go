@@ -30,6 +30,7 @@ timeout = "1500ms"
 memory_mb = 64
 max_instances = 3
 max_output_kb = 100
+max_items = 50
 config = { greeting = "Hi", other = "x" }
 
 [[plugin]]
@@ -55,14 +56,14 @@ path = "/opt/abs.wasm"
 	if p.Path != "/etc/mcphost/plugins/hello.wasm" {
 		t.Errorf("relative path resolved to %q, want it beside the config", p.Path)
 	}
-	if p.Timeout != 1500*time.Millisecond || p.MemoryMB != 64 || p.MaxInstances != 3 || p.MaxOutputKB != 100 {
+	if p.Timeout != 1500*time.Millisecond || p.MemoryMB != 64 || p.MaxInstances != 3 || p.MaxOutputKB != 100 || p.MaxItems != 50 {
 		t.Errorf("plugin limits = %+v", p)
 	}
 	if p.Config["greeting"] != "Hi" || len(p.Config) != 2 {
 		t.Errorf("plugin config = %v", p.Config)
 	}
 	d := cfg.Plugins[1]
-	if d.Path != "/opt/abs.wasm" || d.Timeout != DefaultTimeout || d.MemoryMB != DefaultMemoryMB || d.MaxOutputKB != DefaultMaxOutputKB {
+	if d.Path != "/opt/abs.wasm" || d.Timeout != DefaultTimeout || d.MemoryMB != DefaultMemoryMB || d.MaxOutputKB != DefaultMaxOutputKB || d.MaxItems != DefaultMaxItems {
 		t.Errorf("defaults not applied: %+v", d)
 	}
 }
@@ -84,6 +85,7 @@ func TestParseErrorsNameTheProblem(t *testing.T) {
 		{"bad name", "[[plugin]]\nname = \"a b\"\npath = \"a.wasm\"\n", []string{"not a valid name"}},
 		{"duplicate name", "[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\n[[plugin]]\nname = \"a\"\npath = \"b.wasm\"\n", []string{"used by an earlier plugin"}},
 		{"memory out of range", "[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\nmemory_mb = 100000\n", []string{"memory_mb", "out of range"}},
+		{"max_items out of range", "[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\nmax_items = 0\n", []string{"max_items", "out of range"}},
 		{"wrong type", "[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\nmemory_mb = \"big\"\n", []string{"x.toml", "memory_mb"}},
 		{"bad log level", "[server]\nlog_level = \"loud\"\n", []string{"log_level", `"loud"`}},
 		{"toml syntax", "[[plugin]\nname = \"a\"\n", []string{"x.toml:", "delimiter"}},

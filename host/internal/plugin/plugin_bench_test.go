@@ -262,7 +262,7 @@ func benchExtismCall(b *testing.B, inst *extism.Plugin, export string, input []b
 func BenchmarkBridgeCallTool(b *testing.B) {
 	p := loadEverything(b, 1)
 	ctx := context.Background()
-	tools, err := bridge.ListTools(ctx, p)
+	tools, _, err := bridge.ListTools(ctx, p, bridge.Limits{})
 	if err != nil {
 		b.Fatal(err)
 	}
