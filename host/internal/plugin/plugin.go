@@ -398,12 +398,22 @@ func (p *Plugin) call(ctx context.Context, export string, input []byte) ([]byte,
 	defer cancel()
 	rc, out, err := inst.CallWithContext(ctx, fn, input)
 	if err != nil {
+		msg := err.Error()
+		if ctx.Err() == nil && len(msg) > p.maxOutputBytes {
+			// An error text is output the plugin chose (Extism's error_set)
+			// and is capped like any: one of megabytes would otherwise reach
+			// the client whole, several times copied. Checked before
+			// GetError, which copies it once more.
+			p.pool.put(inst, false)
+			return nil, &CallError{Plugin: p.name, Export: export, Kind: KindOutputTooLarge,
+				Err: fmt.Errorf("error text of %d bytes exceeds the cap of %d bytes (max_output_kb)", len(msg), p.maxOutputBytes)}
+		}
 		// A plugin-reported error leaves the instance usable; anything else
 		// (trap, exit, interrupt) leaves it in an unknown state.
-		reported := ctx.Err() == nil && err.Error() == inst.GetError()
+		reported := ctx.Err() == nil && msg == inst.GetError()
 		p.pool.put(inst, reported)
 		if reported {
-			return nil, p.reportedError(export, err.Error())
+			return nil, p.reportedError(export, msg)
 		}
 		return nil, p.failure(ctx, export, err)
 	}
@@ -425,15 +435,22 @@ func (p *Plugin) call(ctx context.Context, export string, input []byte) ([]byte,
 }
 
 // reportedError turns the text a plugin set as its error into *abi.Error
-// when it is the ABI's JSON error, or a CallError carrying the text.
+// when it is the ABI's JSON error, or a CallError carrying the text. What
+// reaches the client is kept short (maxErrorTextBytes): a message is
+// truncated, data too long to keep is dropped.
 func (p *Plugin) reportedError(export, text string) error {
 	var e abi.Error
 	dec := json.NewDecoder(strings.NewReader(text))
 	dec.DisallowUnknownFields()
 	if dec.Decode(&e) == nil && e.Code != 0 && e.Message != "" {
+		e.Message = truncateText(e.Message, maxErrorTextBytes)
+		if len(e.Data) > maxErrorTextBytes {
+			e.Message = truncateText(fmt.Sprintf("%s (error data of %d bytes dropped)", e.Message, len(e.Data)), maxErrorTextBytes)
+			e.Data = nil
+		}
 		return &e
 	}
-	return &CallError{Plugin: p.name, Export: export, Kind: KindPluginError, Err: errors.New(text)}
+	return &CallError{Plugin: p.name, Export: export, Kind: KindPluginError, Err: errors.New(truncateText(text, maxErrorTextBytes))}
 }
 
 // failure classifies an error of a call that did not complete.
