@@ -1,9 +1,11 @@
 package host_test
 
 import (
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -87,4 +89,38 @@ func TestErrorTextIsCappedLikeOutput(t *testing.T) {
 			otherPluginAnswers(t, cs)
 		})
 	}
+}
+
+// TestLogFloodKeepsTheLogBounded: 100,000 calls of Extism's log_info reach
+// the host log as a bounded number of lines (the plugin's budget of 50 a
+// second, bursts of 100, as for its stdout), the drop is logged, a 1 MiB
+// message is cut, and a message cannot pass for a line of the host's own.
+func TestLogFloodKeepsTheLogBounded(t *testing.T) {
+	s := start(t, capsConfig(""))
+	begin := time.Now()
+	if _, text := callText(t, s.session, "log_flood", map[string]any{}); text != "flooded log" {
+		t.Fatalf("log_flood = %q", text)
+	}
+	elapsed := time.Since(begin)
+	log := s.log.String()
+	lines := strings.Count(log, "log flood line ")
+	if lines == 0 || lines > 100+int(50*elapsed.Seconds())+10 {
+		t.Errorf("%d of 100,000 flood lines reached the host log in %v, want a bounded number", lines, elapsed)
+	}
+	if !strings.Contains(log, "dropping lines: stream=log") {
+		t.Error("the drop is not logged")
+	}
+	longest := 0
+	for line := range strings.Lines(log) {
+		longest = max(longest, len(line))
+	}
+	if longest > 4<<10 {
+		t.Errorf("longest log line: %d bytes, want plugin text cut at 2 KiB", longest)
+	}
+	if regexp.MustCompile(`(?m)^\S*\s*\[ERROR\] host: forged`).MatchString(log) {
+		t.Error("a plugin's log message passed for a line of the host's own")
+	}
+	t.Logf("%d of 100,000 flood lines logged in %v; longest line %d bytes", lines, elapsed, longest)
+	afterFault(t, s)
+	otherPluginAnswers(t, s.session)
 }

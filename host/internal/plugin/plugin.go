@@ -99,6 +99,7 @@ type Plugin struct {
 	limiter        *rate.Limiter // nil: no cap
 	breaker        *breaker
 	outputLines    *outputBudget // WASI output lines for the log
+	logLines       *outputBudget // Extism log calls for the log
 }
 
 // mount is a granted host directory, opened as an os.Root.
@@ -185,6 +186,7 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 		mounts:         mounts,
 		breaker:        &breaker{threshold: opts.BreakerFailures, cooldown: opts.BreakerCooldown},
 		outputLines:    newOutputBudget(),
+		logLines:       newOutputBudget(),
 		name:           opts.Name,
 		timeout:        opts.Timeout,
 		maxOutputBytes: opts.MaxOutputBytes,
@@ -296,9 +298,7 @@ func (p *Plugin) newInstance(ctx context.Context) (*extism.Plugin, error) {
 		}
 		return nil, fmt.Errorf("instantiate: %w", err)
 	}
-	inst.SetLogger(func(level extism.LogLevel, msg string) {
-		p.logger.Log(extismLevel(level), msg)
-	})
+	inst.SetLogger(p.logPlugin)
 	return inst, nil
 }
 
@@ -556,21 +556,41 @@ func newOutputBudget() *outputBudget {
 	return &outputBudget{lines: rate.NewLimiter(outputLinesPerSecond, 2*outputLinesPerSecond), dropLog: rate.NewLimiter(1, 1)}
 }
 
+// take takes one line from the budget. When it is spent it says so in the
+// log, at most once a second (what names the lines), and returns false.
+func (b *outputBudget) take(logger hclog.Logger, what string) bool {
+	if b.lines.Allow() {
+		return true
+	}
+	n := b.dropped.Add(1)
+	if b.dropLog.Allow() {
+		logger.Warn("plugin writes too much output; dropping lines", "stream", what, "dropped_so_far", n)
+	}
+	return false
+}
+
 func (w *logWriter) Write(b []byte) (int, error) {
 	for _, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
-		if !w.limit.lines.Allow() {
-			n := w.limit.dropped.Add(1)
-			if w.limit.dropLog.Allow() {
-				w.logger.Warn("plugin writes too much output; dropping lines", "stream", w.stream, "dropped_so_far", n)
-			}
+		if !w.limit.take(w.logger, w.stream) {
 			continue
 		}
-		if len(line) > maxOutputLineBytes {
-			line = line[:maxOutputLineBytes] + "…(truncated)"
-		}
-		w.logger.Info("plugin output", "stream", w.stream, "line", line)
+		w.logger.Info("plugin output", "stream", w.stream, "line", truncateText(line, maxOutputLineBytes))
 	}
 	return len(b), nil
+}
+
+// logPlugin is an instance's Extism logger (log_info and the like): within
+// the plugin's budget of log lines, as long as its WASI output's and apart
+// from it, each message is one line of the host log, cut at
+// maxOutputLineBytes. The message is a field of that line, not its text,
+// so a message cannot pass for a line of the host's own. A level the host
+// log does not record costs no budget.
+func (p *Plugin) logPlugin(level extism.LogLevel, msg string) {
+	l := extismLevel(level)
+	if l < p.logger.GetLevel() || !p.logLines.take(p.logger, "log") {
+		return
+	}
+	p.logger.Log(l, "plugin log", "line", truncateText(msg, maxOutputLineBytes))
 }
 
 var _ io.Writer = (*logWriter)(nil)
