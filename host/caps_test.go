@@ -1,14 +1,20 @@
 package host_test
 
 import (
+	"context"
+	"encoding/json"
 	"regexp"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/internal/hostfn"
+	"github.com/mcphost/mcphost/internal/testutil"
 )
 
 // capsConfig serves the faulty plugin (with extra settings) beside the
@@ -123,4 +129,88 @@ func TestLogFloodKeepsTheLogBounded(t *testing.T) {
 	t.Logf("%d of 100,000 flood lines logged in %v; longest line %d bytes", lines, elapsed, longest)
 	afterFault(t, s)
 	otherPluginAnswers(t, s.session)
+}
+
+// hostFunctionFlood is a WAT plugin whose "attack" tool calls
+// notify_logging_message 2,000 times with a 60 KB payload whose level is
+// not one (each call a warning naming it, before the fix), then with a
+// valid message of 100 KB (over what a notification may carry) and one of
+// 1 KB.
+var hostFunctionFlood = testutil.WATPlugin{
+	Tools:   oneTool,
+	Imports: `(import "extism:host/user" "notify_logging_message" (func $notify (param i64)))`,
+	Fields: `
+  (data (i32.const 65536) "{\"level\":\"")
+  (data (i32.const 125636) "{\"level\":\"error\",\"data\":\"")
+  ;; fill writes n bytes c at at, then "} after them.
+  (func $fill (param $at i32) (param $n i32) (param $c i32)
+    (local $end i32)
+    (local.set $end (i32.add (local.get $at) (local.get $n)))
+    (block $done (loop $next
+      (br_if $done (i32.ge_u (local.get $at) (local.get $end)))
+      (i32.store8 (local.get $at) (local.get $c))
+      (local.set $at (i32.add (local.get $at) (i32.const 1)))
+      (br $next)))
+    (i32.store8 (local.get $end) (i32.const 34))
+    (i32.store8 (i32.add (local.get $end) (i32.const 1)) (i32.const 125)))`,
+	CallTool: `(local $bad i64) (local $i i32)
+    (drop (memory.grow (i32.const 2)))
+    (call $fill (i32.const 65546) (i32.const 60000) (i32.const 120))
+    (local.set $bad (call $block (i32.const 65536) (i32.const 60012)))
+    (block $done (loop $next
+      (br_if $done (i32.ge_u (local.get $i) (i32.const 2000)))
+      (call $notify (local.get $bad))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br $next)))
+    (call $fill (i32.const 125661) (i32.const 100000) (i32.const 121))
+    (call $notify (call $block (i32.const 125636) (i32.const 100027)))
+    (call $fill (i32.const 125661) (i32.const 1000) (i32.const 122))
+    (call $notify (call $block (i32.const 125636) (i32.const 1027)))
+    (call $out (global.get $EMPTY) (i32.const 14))
+    (i32.const 0)`,
+}
+
+// TestHostFunctionFloodKeepsTheLogBounded: what a plugin's calls of host
+// functions put in the host log is held to a budget of lines and cut
+// short, and a notification larger than 64 KiB does not reach the client.
+func TestHostFunctionFloodKeepsTheLogBounded(t *testing.T) {
+	cfg := strings.NewReplacer(`timeout = "500ms"`, `timeout = "30s"`, "{hello}", testutil.GoPlugin(t, "plugins/hello")).
+		Replace(hostileConfig(t, hostFunctionFlood, ""))
+	h, logs := newHost(t, cfg)
+	var got, gotBytes atomic.Int64
+	cs := connect(t, h, &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+		got.Add(1)
+		b, _ := json.Marshal(r.Params.Data)
+		gotBytes.Add(int64(len(b)))
+	}}, "2025-11-25")
+	if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		t.Fatal(err)
+	}
+	begin := time.Now()
+	if res, _ := callText(t, cs, "attack", map[string]any{}); res.IsError {
+		t.Fatalf("attack: %+v", res)
+	}
+	elapsed := time.Since(begin)
+	log := logs.String()
+	lines, size := 0, 0
+	for line := range strings.Lines(log) {
+		if strings.Contains(line, "plugin.hostile") {
+			lines++
+			size += len(line)
+		}
+	}
+	if limit := 100 + int(hostfn.LogLinesPerSecond*elapsed.Seconds()) + 20; lines > limit || size > limit*(3<<10) {
+		t.Errorf("the hostile plugin's 2,001 host-function calls put %d lines (%d bytes) in the log in %v, want at most %d lines of 3 KiB", lines, size, elapsed, limit)
+	}
+	if !strings.Contains(log, "host function calls log too much; dropping lines") {
+		t.Error("the drop is not logged")
+	}
+	time.Sleep(100 * time.Millisecond)
+	if got.Load() != 1 || gotBytes.Load() > 2000 {
+		t.Errorf("the client got %d log messages (%d bytes), want only the one of 1 KB, not the one of 100 KB", got.Load(), gotBytes.Load())
+	}
+	t.Logf("%d log lines (%d bytes) in %v", lines, size, elapsed)
+	if res, text := callText(t, cs, "greet", map[string]any{"name": "you"}); res.IsError || !strings.Contains(text, "you") {
+		t.Errorf("the other plugin's greet after the flood = %q (isError %v)", text, res.IsError)
+	}
 }
