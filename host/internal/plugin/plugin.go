@@ -258,7 +258,7 @@ func checkWasmHeader(b []byte) error {
 // stdout/stderr to the log, no sleeping host calls. Instantiating runs the
 // module's start function, if it has one, under the plugin's timeout like
 // any call.
-func (p *Plugin) newInstance(ctx context.Context) (*extism.Plugin, error) {
+func (p *Plugin) newInstance(ctx context.Context) (_ *instance, err error) {
 	out := &logWriter{logger: p.logger, stream: "stdout", limit: p.outputLines}
 	errw := &logWriter{logger: p.logger, stream: "stderr", limit: p.outputLines}
 	mc := wazero.NewModuleConfig().
@@ -291,15 +291,34 @@ func (p *Plugin) newInstance(ctx context.Context) (*extism.Plugin, error) {
 	// plugin, which is so while a start function runs; the interrupt check
 	// does not use it, and a typed nil satisfies the wrapper.
 	ctx = context.WithValue(ctx, extism.PluginCtxKey("plugin"), (*extism.Plugin)(nil))
-	inst, err := p.compiled.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: mc})
+	// The instance's memories are allocated by mem, through the context
+	// Extism passes to wazero's InstantiateModule; they are freed with the
+	// instance (instance.close), or here if it cannot be made.
+	mem := newMemories()
+	defer func() {
+		if r := recover(); r != nil {
+			ce, ok := r.(*errCommit)
+			if !ok {
+				panic(r)
+			}
+			err = fmt.Errorf("instantiate: %w", ce)
+		}
+		if err != nil {
+			_ = mem.release()
+		}
+	}()
+	inst, err := p.compiled.Instance(mem.context(ctx), extism.PluginInstanceConfig{ModuleConfig: mc})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("instantiate: start function interrupted (timeout %s): %w", p.timeout, ctx.Err())
 		}
 		return nil, fmt.Errorf("instantiate: %w", err)
 	}
+	if err := mem.fallback(); err != nil {
+		p.logger.Warn("an instance's memory is on the Go heap: it cannot be reserved outside it", "error", err)
+	}
 	inst.SetLogger(p.logPlugin)
-	return inst, nil
+	return &instance{Plugin: inst, mem: mem}, nil
 }
 
 // inspect reads the ABI version and the exports from one instance.
