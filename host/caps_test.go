@@ -2,9 +2,13 @@ package host_test
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -212,5 +216,64 @@ func TestHostFunctionFloodKeepsTheLogBounded(t *testing.T) {
 	t.Logf("%d log lines (%d bytes) in %v", lines, size, elapsed)
 	if res, text := callText(t, cs, "greet", map[string]any{"name": "you"}); res.IsError || !strings.Contains(text, "you") {
 		t.Errorf("the other plugin's greet after the flood = %q (isError %v)", text, res.IsError)
+	}
+}
+
+// withFunctionNames appends a "name" custom section to a module naming its
+// functions first to last.
+func withFunctionNames(wasm []byte, first, last uint32, name string) []byte {
+	var names []byte
+	names = binary.AppendUvarint(names, uint64(last-first+1))
+	for i := first; i <= last; i++ {
+		names = binary.AppendUvarint(names, uint64(i))
+		names = binary.AppendUvarint(names, uint64(len(name)))
+		names = append(names, name...)
+	}
+	var body []byte
+	body = binary.AppendUvarint(body, uint64(len("name")))
+	body = append(body, "name"...)
+	body = append(body, 1) // function names
+	body = binary.AppendUvarint(body, uint64(len(names)))
+	body = append(body, names...)
+	wasm = append(slices.Clip(wasm), 0) // a custom section
+	wasm = binary.AppendUvarint(wasm, uint64(len(body)))
+	return append(wasm, body...)
+}
+
+// TestTrapTextIsNotTakenForErrorText: a trap's text can be longer than a
+// small max_output_kb (wazero lists up to 30 frames by the names the module
+// gives its functions): the call still fails as a trap, not as an
+// oversized error, and client and log get it cut short.
+func TestTrapTextIsNotTakenForErrorText(t *testing.T) {
+	plugin := testutil.WATPlugin{Tools: oneTool, CallTool: "unreachable"}
+	// Functions 9 to 14 are the ones WATPlugin defines after Extism's nine
+	// imports; call_tool is the last. Name them all, as an instrumented
+	// module's indices may shift.
+	wasm := withFunctionNames(testutil.WAT(t, plugin.Text()), 9, 15, strings.Repeat("n", 10_000))
+	path := filepath.Join(t.TempDir(), "named.wasm")
+	if err := os.WriteFile(path, wasm, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, `
+[[plugin]]
+name = "named"
+path = "`+path+`"
+max_output_kb = 1
+`)
+	_, err := s.session.CallTool(t.Context(), &mcp.CallToolParams{Name: "attack", Arguments: map[string]any{}})
+	if err == nil || !strings.Contains(err.Error(), "wasm error: unreachable") || len(err.Error()) > 1024 {
+		t.Fatalf("attack: %.300v (%d bytes), want a short trap error", err, len(err.Error()))
+	}
+	log := s.log.String()
+	if !strings.Contains(log, "nnnn…(truncated;") {
+		t.Error("the trap text in the log does not hold the module's long function names cut short: this test no longer makes a long trap text")
+	}
+	if !strings.Contains(log, "kind=trap") {
+		t.Errorf("the call was not logged as a trap:\n%.2000s", log)
+	}
+	for line := range strings.Lines(log) {
+		if len(line) > 10<<10 {
+			t.Errorf("a log line of %d bytes", len(line))
+		}
 	}
 }

@@ -11,16 +11,18 @@ import (
 // and a model read, and what the log and the breaker keep, short.
 const maxErrorTextBytes = 8 << 10
 
-// truncateText returns s itself when it is at most max bytes long, else
-// its first max bytes (cut back to a UTF-8 boundary) and a short note of
-// how long it was.
-func truncateText(s string, max int) string {
-	if len(s) <= max {
+// truncateText returns s itself when it is at most limit bytes long, else
+// its beginning, cut back to a UTF-8 boundary, and a short note of how long
+// it was, in at most limit bytes (limit is well over the note's length).
+// Truncating again changes nothing.
+func truncateText(s string, limit int) string {
+	if len(s) <= limit {
 		return s
 	}
-	cut := max
+	note := fmt.Sprintf("…(truncated; %d bytes)", len(s))
+	cut := max(0, limit-len(note))
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return fmt.Sprintf("%s…(truncated; %d bytes)", s[:cut], len(s))
+	return s[:cut] + note
 }

@@ -417,19 +417,20 @@ func (p *Plugin) call(ctx context.Context, export string, input []byte) ([]byte,
 	defer cancel()
 	rc, out, err := inst.CallWithContext(ctx, fn, input)
 	if err != nil {
+		// A plugin-reported error leaves the instance usable; anything else
+		// (trap, exit, interrupt) leaves it in an unknown state.
 		msg := err.Error()
-		if ctx.Err() == nil && len(msg) > p.maxOutputBytes {
-			// An error text is output the plugin chose (Extism's error_set)
-			// and is capped like any: one of megabytes would otherwise reach
-			// the client whole, several times copied. Checked before
-			// GetError, which copies it once more.
+		reported := ctx.Err() == nil && msg == inst.GetError()
+		if reported && len(msg) > p.maxOutputBytes {
+			// The error text the plugin set (Extism's error_set) is output
+			// it chose, capped like any: one of megabytes would otherwise
+			// reach the client whole. Only that text: a trap's may be longer
+			// than a small cap too (30 frames of function names the module
+			// chose), and stays a trap.
 			p.pool.put(inst, false)
 			return nil, &CallError{Plugin: p.name, Export: export, Kind: KindOutputTooLarge,
 				Err: fmt.Errorf("error text of %d bytes exceeds the cap of %d bytes (max_output_kb)", len(msg), p.maxOutputBytes)}
 		}
-		// A plugin-reported error leaves the instance usable; anything else
-		// (trap, exit, interrupt) leaves it in an unknown state.
-		reported := ctx.Err() == nil && msg == inst.GetError()
 		p.pool.put(inst, reported)
 		if reported {
 			return nil, p.reportedError(export, msg)
@@ -462,10 +463,12 @@ func (p *Plugin) reportedError(export, text string) error {
 	dec := json.NewDecoder(strings.NewReader(text))
 	dec.DisallowUnknownFields()
 	if dec.Decode(&e) == nil && e.Code != 0 && e.Message != "" {
-		e.Message = truncateText(e.Message, maxErrorTextBytes)
 		if len(e.Data) > maxErrorTextBytes {
-			e.Message = truncateText(fmt.Sprintf("%s (error data of %d bytes dropped)", e.Message, len(e.Data)), maxErrorTextBytes)
+			note := fmt.Sprintf(" (error data of %d bytes dropped)", len(e.Data))
+			e.Message = truncateText(e.Message, maxErrorTextBytes-len(note)) + note
 			e.Data = nil
+		} else {
+			e.Message = truncateText(e.Message, maxErrorTextBytes)
 		}
 		return &e
 	}
@@ -486,7 +489,7 @@ func (p *Plugin) failure(ctx context.Context, export string, err error) error {
 		kind = KindClosed
 	}
 	ce := &CallError{Plugin: p.name, Export: export, Kind: kind, Err: err}
-	p.logger.Warn("plugin call failed", "export", export, "kind", kind, "error", err)
+	p.logger.Warn("plugin call failed", "export", export, "kind", kind, "error", truncateText(err.Error(), maxErrorTextBytes))
 	return ce
 }
 
@@ -536,12 +539,14 @@ type CallError struct {
 
 // Error implements error. Only the first line of the cause is kept: wazero
 // appends a Wasm stack trace that belongs in the log, not in a client error.
+// It is cut at maxErrorTextBytes: a trap's text holds names the module
+// chose.
 func (e *CallError) Error() string {
 	msg := e.Err.Error()
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
 		msg = msg[:i]
 	}
-	return fmt.Sprintf("plugin %q: %s: %s", e.Plugin, e.Export, msg)
+	return fmt.Sprintf("plugin %q: %s: %s", e.Plugin, e.Export, truncateText(msg, maxErrorTextBytes))
 }
 
 // Unwrap returns the cause.
