@@ -26,10 +26,12 @@ import (
 //   - wazero's own LinearMemory.Free, which it calls when it closes a
 //     module, does nothing. wazero closes modules at moments when the
 //     instance may still be in use: the Extism kernel's module when a call
-//     into it sees the context has ended (with WithCloseOnContextDone, after
-//     which Extism's host functions still read that memory), the main module
-//     on WASI proc_exit, every module of a runtime that Plugin.Close closes
-//     while a call still runs on one.
+//     into it sees the context has ended (WithCloseOnContextDone), the main
+//     module on WASI proc_exit, every module of a runtime that Plugin.Close
+//     closes while a call still runs on one (which goes on writing its
+//     memory: TestClosingThePluginDuringACallKeepsItsMemory). Extism reads
+//     and writes the kernel's memory without asking whether its module is
+//     closed.
 //   - Only release unmaps, and only instance.close and newInstance's
 //     failure path call it: after Extism's Plugin.Close, on an instance the
 //     caller holds whose call has returned and which nothing will call
@@ -39,8 +41,9 @@ import (
 //     output and error text Extism returns are copies.
 //   - What stays behind are wazero's slice headers in the closed modules,
 //     never read again and unreachable once Extism's Plugin is dropped. The
-//     garbage collector ignores a pointer outside its heap, and the Go heap
-//     lives at its own hint addresses, away from mmap's.
+//     garbage collector ignores a pointer outside its heap, and on 64-bit
+//     Linux the Go heap grows at its own hint addresses, away from where
+//     mmap places these.
 type memories struct {
 	mu       sync.Mutex
 	regions  []*region
