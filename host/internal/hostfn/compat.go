@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	extism "github.com/extism/go-sdk"
+	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -29,7 +30,7 @@ func (f *functions) asking(name string, handle func(ctx context.Context, payload
 				return
 			}
 		}
-		f.logger.Warn("host function refused", "function", name, "error", err)
+		f.log(hclog.Warn, "host function refused", "function", name, "error", err)
 		stack[0] = 0
 	}, []extism.ValueType{extism.ValueTypeI64}, []extism.ValueType{extism.ValueTypeI64})
 }
@@ -52,7 +53,7 @@ func (f *functions) askingNoPayload(name string, handle func(ctx context.Context
 	return extism.NewHostFunctionWithStack(name, func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
 		answer, err := handle(ctx)
 		if err != nil {
-			f.logger.Warn("host function refused", "function", name, "error", err)
+			f.log(hclog.Warn, "host function refused", "function", name, "error", err)
 			stack[0] = 0
 			return
 		}
@@ -79,7 +80,7 @@ func (f *functions) writeAnswer(p *extism.CurrentPlugin, name string, answer any
 			return offset
 		}
 	}
-	f.logger.Warn("host function could not answer", "function", name, "error", err)
+	f.log(hclog.Warn, "host function could not answer", "function", name, "error", err)
 	return 0
 }
 

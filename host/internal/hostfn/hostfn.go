@@ -26,8 +26,14 @@ import (
 // Namespace is the Wasm import module of mcphost's host functions.
 const Namespace = "extism:host/user"
 
-// maxPayloadBytes bounds the JSON a plugin may pass to a host function.
+// maxPayloadBytes bounds the JSON a plugin may pass to a host function
+// that answers (http_request, hyper-mcp's requests to the client).
 const maxPayloadBytes = 1 << 20
+
+// maxNotifyBytes bounds the JSON of a notification (notify_*,
+// close_sse_stream): what reaches a client unasked, up to ClientRate times
+// a second, is kept well under an output (max_output_kb).
+const maxNotifyBytes = 64 << 10
 
 // Request is the MCP request a plugin call serves.
 type Request struct {
@@ -81,7 +87,7 @@ func Functions(plugin string, logger hclog.Logger, notifier Notifier, policy *eg
 		policy = &egress.Policy{}
 	}
 	f := &functions{plugin: plugin, logger: logger, notifier: notifier, egress: policy,
-		toClient: rate.NewLimiter(ClientRate, ClientBurst), dropLog: rate.NewLimiter(1, 1)}
+		toClient: rate.NewLimiter(ClientRate, ClientBurst), dropLog: rate.NewLimiter(1, 1), logs: newLogBudget()}
 	fns := []extism.HostFunction{
 		f.withPayload("notify_logging_message", f.loggingMessage),
 		f.withPayload("notify_progress", f.progress),
@@ -113,6 +119,7 @@ type functions struct {
 	egress   *egress.Policy
 	toClient *rate.Limiter // messages toward clients
 	dropLog  *rate.Limiter // how often a drop is logged
+	logs     *logBudget    // host-log lines for the plugin's calls
 }
 
 // mayReachClient takes one message from the plugin's budget toward
@@ -128,28 +135,29 @@ func (f *functions) mayReachClient(what string) error {
 	return fmt.Errorf("more than %d messages per second toward clients: dropped", ClientRate)
 }
 
-// withPayload defines a host function (i64 offset of a JSON block) -> ().
-// A payload that cannot be read or decoded is logged and ignored: a host
-// function never traps the plugin for a bad argument.
+// withPayload defines a host function (i64 offset of a JSON block of at
+// most maxNotifyBytes) -> (). A payload that cannot be read or decoded is
+// logged and ignored: a host function never traps the plugin for a bad
+// argument.
 func (f *functions) withPayload(name string, handle func(ctx context.Context, payload []byte) error) extism.HostFunction {
 	return extism.NewHostFunctionWithStack(name, func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
 		offset := stack[0]
 		n, err := p.Length(offset)
 		if err != nil {
-			f.logger.Warn("host function: bad payload", "function", name, "error", err)
+			f.log(hclog.Warn, "host function: bad payload", "function", name, "error", err)
 			return
 		}
-		if n > maxPayloadBytes {
-			f.logger.Warn("host function: payload too large", "function", name, "bytes", n, "max", maxPayloadBytes)
+		if n > maxNotifyBytes {
+			f.log(hclog.Warn, "host function: payload too large", "function", name, "bytes", n, "max", maxNotifyBytes)
 			return
 		}
 		payload, err := p.ReadBytes(offset)
 		if err != nil {
-			f.logger.Warn("host function: bad payload", "function", name, "error", err)
+			f.log(hclog.Warn, "host function: bad payload", "function", name, "error", err)
 			return
 		}
 		if err := handle(ctx, payload); err != nil {
-			f.logger.Warn("host function refused", "function", name, "error", err)
+			f.log(hclog.Warn, "host function refused", "function", name, "error", err)
 		}
 	}, []extism.ValueType{extism.ValueTypeI64}, nil)
 }
@@ -193,12 +201,13 @@ func (f *functions) loggingMessage(ctx context.Context, payload []byte) error {
 	}
 	level, ok := logLevels[msg.Level]
 	if !ok {
-		return fmt.Errorf("unknown level %q (debug, info, notice, warning, error, critical, alert, emergency)", msg.Level)
+		return fmt.Errorf("unknown level %q (debug, info, notice, warning, error, critical, alert, emergency)", truncateText(string(msg.Level), 64))
 	}
 	if err := f.mayReachClient("notify_logging_message"); err != nil {
 		return nil // already logged (rate-limited)
 	}
-	f.logger.Log(level, "plugin log", "logger", msg.Logger, "data", msg.Data)
+	data, _ := json.Marshal(msg.Data) // it came from JSON
+	f.log(level, "plugin log", "logger", msg.Logger, "data", data)
 	req := requestFrom(ctx)
 	if req.Session == nil {
 		return nil
@@ -284,10 +293,10 @@ func (f *functions) httpRequest(ctx context.Context, payload []byte) any {
 	}
 	resp, err := f.egress.Do(ctx, req)
 	if err != nil {
-		f.logger.Warn("http_request refused or failed", "url", req.URL, "error", err)
+		f.log(hclog.Warn, "http_request refused or failed", "url", req.URL, "error", err)
 		return errorAnswer{err.Error()}
 	}
-	f.logger.Debug("http_request", "method", req.Method, "url", req.URL, "status", resp.Status)
+	f.log(hclog.Debug, "http_request", "method", req.Method, "url", req.URL, "status", resp.Status)
 	return resp
 }
 

@@ -106,6 +106,7 @@ type Plugin struct {
 	limiter        *rate.Limiter // nil: no cap
 	breaker        *breaker
 	outputLines    *outputBudget // WASI output lines for the log
+	logLines       *outputBudget // Extism log calls for the log
 }
 
 // mount is a granted host directory, opened as an os.Root.
@@ -213,6 +214,7 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 		mounts:         mounts,
 		breaker:        &breaker{threshold: opts.BreakerFailures, cooldown: opts.BreakerCooldown},
 		outputLines:    newOutputBudget(),
+		logLines:       newOutputBudget(),
 		name:           opts.Name,
 		timeout:        opts.Timeout,
 		maxOutputBytes: opts.MaxOutputBytes,
@@ -297,7 +299,7 @@ func checkWasmHeader(b []byte) error {
 // stdout/stderr to the log, no sleeping host calls. Instantiating runs the
 // module's start function, if it has one, under the plugin's timeout like
 // any call.
-func (p *Plugin) newInstance(ctx context.Context) (*extism.Plugin, error) {
+func (p *Plugin) newInstance(ctx context.Context) (_ *instance, err error) {
 	out := &logWriter{logger: p.logger, stream: "stdout", limit: p.outputLines}
 	errw := &logWriter{logger: p.logger, stream: "stderr", limit: p.outputLines}
 	mc := wazero.NewModuleConfig().
@@ -330,17 +332,34 @@ func (p *Plugin) newInstance(ctx context.Context) (*extism.Plugin, error) {
 	// plugin, which is so while a start function runs; the interrupt check
 	// does not use it, and a typed nil satisfies the wrapper.
 	ctx = context.WithValue(ctx, extism.PluginCtxKey("plugin"), (*extism.Plugin)(nil))
-	inst, err := p.compiled.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: mc})
+	// The instance's memories are allocated by mem, through the context
+	// Extism passes to wazero's InstantiateModule; they are freed with the
+	// instance (instance.close), or here if it cannot be made.
+	mem := newMemories()
+	defer func() {
+		if r := recover(); r != nil {
+			ce, ok := r.(*errCommit)
+			if !ok {
+				panic(r)
+			}
+			err = fmt.Errorf("instantiate: %w", ce)
+		}
+		if err != nil {
+			_ = mem.release()
+		}
+	}()
+	inst, err := p.compiled.Instance(mem.context(ctx), extism.PluginInstanceConfig{ModuleConfig: mc})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("instantiate: start function interrupted (timeout %s): %w", p.timeout, ctx.Err())
 		}
 		return nil, fmt.Errorf("instantiate: %w", err)
 	}
-	inst.SetLogger(func(level extism.LogLevel, msg string) {
-		p.logger.Log(extismLevel(level), msg)
-	})
-	return inst, nil
+	if err := mem.fallback(); err != nil {
+		p.logger.Warn("an instance's memory is on the Go heap: it cannot be reserved outside it", "error", err)
+	}
+	inst.SetLogger(p.logPlugin)
+	return &instance{Plugin: inst, mem: mem}, nil
 }
 
 // inspect reads the ABI version and the exports from one instance.
@@ -441,10 +460,21 @@ func (p *Plugin) call(ctx context.Context, export string, input []byte) ([]byte,
 	if err != nil {
 		// A plugin-reported error leaves the instance usable; anything else
 		// (trap, exit, interrupt) leaves it in an unknown state.
-		reported := ctx.Err() == nil && err.Error() == inst.GetError()
+		msg := err.Error()
+		reported := ctx.Err() == nil && msg == inst.GetError()
+		if reported && len(msg) > p.maxOutputBytes {
+			// The error text the plugin set (Extism's error_set) is output
+			// it chose, capped like any: one of megabytes would otherwise
+			// reach the client whole. Only that text: a trap's may be longer
+			// than a small cap too (30 frames of function names the module
+			// chose), and stays a trap.
+			p.pool.put(inst, false)
+			return nil, &CallError{Plugin: p.name, Export: export, Kind: KindOutputTooLarge,
+				Err: fmt.Errorf("error text of %d bytes exceeds the cap of %d bytes (max_output_kb)", len(msg), p.maxOutputBytes)}
+		}
 		p.pool.put(inst, reported)
 		if reported {
-			return nil, p.reportedError(export, err.Error())
+			return nil, p.reportedError(export, msg)
 		}
 		return nil, p.failure(ctx, export, err)
 	}
@@ -466,15 +496,24 @@ func (p *Plugin) call(ctx context.Context, export string, input []byte) ([]byte,
 }
 
 // reportedError turns the text a plugin set as its error into *abi.Error
-// when it is the ABI's JSON error, or a CallError carrying the text.
+// when it is the ABI's JSON error, or a CallError carrying the text. What
+// reaches the client is kept short (maxErrorTextBytes): a message is
+// truncated, data too long to keep is dropped.
 func (p *Plugin) reportedError(export, text string) error {
 	var e abi.Error
 	dec := json.NewDecoder(strings.NewReader(text))
 	dec.DisallowUnknownFields()
 	if dec.Decode(&e) == nil && e.Code != 0 && e.Message != "" {
+		if len(e.Data) > maxErrorTextBytes {
+			note := fmt.Sprintf(" (error data of %d bytes dropped)", len(e.Data))
+			e.Message = truncateText(e.Message, maxErrorTextBytes-len(note)) + note
+			e.Data = nil
+		} else {
+			e.Message = truncateText(e.Message, maxErrorTextBytes)
+		}
 		return &e
 	}
-	return &CallError{Plugin: p.name, Export: export, Kind: KindPluginError, Err: errors.New(text)}
+	return &CallError{Plugin: p.name, Export: export, Kind: KindPluginError, Err: errors.New(truncateText(text, maxErrorTextBytes))}
 }
 
 // failure classifies an error of a call that did not complete.
@@ -491,7 +530,7 @@ func (p *Plugin) failure(ctx context.Context, export string, err error) error {
 		kind = KindClosed
 	}
 	ce := &CallError{Plugin: p.name, Export: export, Kind: kind, Err: err}
-	p.logger.Warn("plugin call failed", "export", export, "kind", kind, "error", err)
+	p.logger.Warn("plugin call failed", "export", export, "kind", kind, "error", truncateText(err.Error(), maxErrorTextBytes))
 	return ce
 }
 
@@ -541,12 +580,14 @@ type CallError struct {
 
 // Error implements error. Only the first line of the cause is kept: wazero
 // appends a Wasm stack trace that belongs in the log, not in a client error.
+// It is cut at maxErrorTextBytes: a trap's text holds names the module
+// chose.
 func (e *CallError) Error() string {
 	msg := e.Err.Error()
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
 		msg = msg[:i]
 	}
-	return fmt.Sprintf("plugin %q: %s: %s", e.Plugin, e.Export, msg)
+	return fmt.Sprintf("plugin %q: %s: %s", e.Plugin, e.Export, truncateText(msg, maxErrorTextBytes))
 }
 
 // Unwrap returns the cause.
@@ -580,21 +621,41 @@ func newOutputBudget() *outputBudget {
 	return &outputBudget{lines: rate.NewLimiter(outputLinesPerSecond, 2*outputLinesPerSecond), dropLog: rate.NewLimiter(1, 1)}
 }
 
+// take takes one line from the budget. When it is spent it says so in the
+// log, at most once a second (what names the lines), and returns false.
+func (b *outputBudget) take(logger hclog.Logger, what string) bool {
+	if b.lines.Allow() {
+		return true
+	}
+	n := b.dropped.Add(1)
+	if b.dropLog.Allow() {
+		logger.Warn("plugin writes too much output; dropping lines", "stream", what, "dropped_so_far", n)
+	}
+	return false
+}
+
 func (w *logWriter) Write(b []byte) (int, error) {
 	for _, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
-		if !w.limit.lines.Allow() {
-			n := w.limit.dropped.Add(1)
-			if w.limit.dropLog.Allow() {
-				w.logger.Warn("plugin writes too much output; dropping lines", "stream", w.stream, "dropped_so_far", n)
-			}
+		if !w.limit.take(w.logger, w.stream) {
 			continue
 		}
-		if len(line) > maxOutputLineBytes {
-			line = line[:maxOutputLineBytes] + "…(truncated)"
-		}
-		w.logger.Info("plugin output", "stream", w.stream, "line", line)
+		w.logger.Info("plugin output", "stream", w.stream, "line", truncateText(line, maxOutputLineBytes))
 	}
 	return len(b), nil
+}
+
+// logPlugin is an instance's Extism logger (log_info and the like): within
+// the plugin's budget of log lines, as long as its WASI output's and apart
+// from it, each message is one line of the host log, cut at
+// maxOutputLineBytes. The message is a field of that line, not its text,
+// so a message cannot pass for a line of the host's own. A level the host
+// log does not record costs no budget.
+func (p *Plugin) logPlugin(level extism.LogLevel, msg string) {
+	l := extismLevel(level)
+	if l < p.logger.GetLevel() || !p.logLines.take(p.logger, "log") {
+		return
+	}
+	p.logger.Log(l, "plugin log", "line", truncateText(msg, maxOutputLineBytes))
 }
 
 var _ io.Writer = (*logWriter)(nil)

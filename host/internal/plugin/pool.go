@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-
-	extism "github.com/extism/go-sdk"
 )
 
 // errPoolClosed is returned to callers that wait for an instance of a plugin
@@ -23,10 +21,10 @@ var errPoolClosed = errors.New("plugin is closed")
 // rather than making a second one.
 type pool struct {
 	slots       chan struct{}
-	newInstance func(ctx context.Context) (*extism.Plugin, error)
+	newInstance func(ctx context.Context) (*instance, error)
 
 	mu      sync.Mutex
-	idle    []*extism.Plugin
+	idle    []*instance
 	closed  bool
 	done    chan struct{} // closed by close()
 	refills sync.WaitGroup
@@ -36,7 +34,7 @@ type pool struct {
 	cancel  context.CancelFunc
 }
 
-func newPool(size int, newInstance func(ctx context.Context) (*extism.Plugin, error)) *pool {
+func newPool(size int, newInstance func(ctx context.Context) (*instance, error)) *pool {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &pool{
 		slots:       make(chan struct{}, size),
@@ -50,7 +48,7 @@ func newPool(size int, newInstance func(ctx context.Context) (*extism.Plugin, er
 
 // get returns an instance for exclusive use; the caller must hand it back
 // with put. It blocks while all instances are busy.
-func (p *pool) get(ctx context.Context) (*extism.Plugin, error) {
+func (p *pool) get(ctx context.Context) (*instance, error) {
 	select {
 	case p.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -96,20 +94,24 @@ func (p *pool) get(ctx context.Context) (*extism.Plugin, error) {
 }
 
 // put returns an instance taken with get. A healthy instance goes back to
-// the idle list; any other is closed.
-func (p *pool) put(inst *extism.Plugin, healthy bool) {
+// the idle list; any other is closed at once, its memory freed, before its
+// replacement is made.
+func (p *pool) put(inst *instance, healthy bool) {
 	p.mu.Lock()
 	if healthy && !p.closed {
 		p.idle = append(p.idle, inst)
 		p.mu.Unlock()
-	} else {
-		if !p.closed {
-			p.filling++
-			p.refills.Go(p.refill)
-		}
-		p.mu.Unlock()
-		_ = inst.Close(context.Background())
+		<-p.slots
+		return
 	}
+	p.mu.Unlock()
+	_ = inst.close(context.Background())
+	p.mu.Lock()
+	if !p.closed {
+		p.filling++
+		p.refills.Go(p.refill)
+	}
+	p.mu.Unlock()
 	<-p.slots
 }
 
@@ -128,7 +130,7 @@ func (p *pool) refill() {
 	}
 	if p.closed || len(p.idle) >= cap(p.slots) {
 		p.mu.Unlock()
-		_ = inst.Close(context.Background())
+		_ = inst.close(context.Background())
 		return
 	}
 	p.idle = append(p.idle, inst)
@@ -166,7 +168,7 @@ func (p *pool) close(ctx context.Context) error {
 	p.idle = nil
 	p.mu.Unlock()
 	for _, inst := range idle {
-		_ = inst.Close(context.Background())
+		_ = inst.close(context.Background())
 	}
 	return err
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	extism "github.com/extism/go-sdk"
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/mcphost/mcphost/abi"
@@ -26,8 +25,9 @@ func (nopNotifier) ListChanged(context.Context, string, string) {}
 // a call), and all are handed back idle. Reported per extra instance:
 //   - rss-KiB: resident memory (/proc/self/statm), the memory an instance
 //     really occupies;
-//   - heapinuse-KiB: the Go heap in use, which counts each Wasm memory at
-//     its reserved capacity (WithMemoryCapacityFromMax), touched or not;
+//   - heapinuse-MiB: the Go heap in use; on Linux the Wasm memories are
+//     outside it (memory_linux.go), elsewhere it counts each at its
+//     reserved capacity (WithMemoryCapacityFromMax), touched or not;
 //
 // Run with -benchtime 1x (or a few x): one iteration loads the plugin.
 func BenchmarkIdleInstanceMemory(b *testing.B) {
@@ -55,7 +55,7 @@ func BenchmarkIdleInstanceMemory(b *testing.B) {
 	for range b.N {
 		p := load() // one instance, idle, from the load
 		before, rssBefore := testutil.SettledMemStats(), testutil.RSS(b)
-		held := make([]*extism.Plugin, 0, instances)
+		held := make([]*instance, 0, instances)
 		for range instances {
 			inst, err := p.pool.get(ctx)
 			if err != nil {

@@ -44,6 +44,9 @@ var tools = []abi.Tool{
 	{Name: "fetch", Description: "GETs the URL `text` through the host's http_request (attack test: only allowed_hosts).", InputSchema: anyObject},
 	{Name: "stdout_flood", Description: "Writes 100000 lines to stdout (the host must keep its log bounded).", InputSchema: anyObject},
 	{Name: "flood", Description: "Sends 5000 log messages to the client through notify_logging_message (the host must rate-limit them).", InputSchema: anyObject},
+	{Name: "error_flood", Description: "Fails with an Extism error (error_set) `bytes` long (default 16 MiB): plain text, or the ABI's JSON error when `json` is true (the host must cap it).",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"bytes":{"type":"integer","minimum":0},"json":{"type":"boolean"}}}`)},
+	{Name: "log_flood", Description: "Calls Extism's log_info once with a 1 MiB message that tries to forge a line of the host's log, then 100000 times (the host must keep its log bounded).", InputSchema: anyObject},
 	{Name: "getenv", Description: "Returns the environment variable named `text` (attack test: only what env grants).", InputSchema: anyObject},
 	{Name: "echo", Description: "Returns the text it is given, to show the plugin still works after a fault.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)},
@@ -72,6 +75,7 @@ func callTool() int32 {
 		Bytes   *int   `json:"bytes"`
 		Content string `json:"content"`
 		To      string `json:"to"`
+		JSON    bool   `json:"json"`
 	}
 	if len(p.Arguments) > 0 {
 		if err := json.Unmarshal(p.Arguments, &args); err != nil {
@@ -156,6 +160,22 @@ func callTool() int32 {
 			msg.Free()
 		}
 		return text("flooded")
+	case "error_flood":
+		n := 16 << 20
+		if args.Bytes != nil {
+			n = *args.Bytes
+		}
+		if args.JSON {
+			return fail(abi.CodeInvalidParams, strings.Repeat("e", n))
+		}
+		pdk.SetErrorString(strings.Repeat("e", n))
+		return 1
+	case "log_flood":
+		pdk.Log(pdk.LogInfo, "long line\n[ERROR] host: forged by the plugin\n"+strings.Repeat("l", 1<<20))
+		for i := range 100000 {
+			pdk.Log(pdk.LogInfo, fmt.Sprint("log flood line ", i))
+		}
+		return text("flooded log")
 	case "getenv":
 		return text(os.Getenv(args.Text) + "|" + strings.Join(os.Environ(), ","))
 	case "echo":
