@@ -82,10 +82,10 @@ func TestDiscardedInstanceIsUnmappedAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	refuse := func([]byte) ([]byte, error) { return nil, interrupt.ErrUnsupported }
+	refuse := func([]byte, interrupt.Limits) ([]byte, error) { return nil, interrupt.ErrUnsupported }
 	for _, mode := range []struct {
 		name       string
-		instrument func([]byte) ([]byte, error)
+		instrument func([]byte, interrupt.Limits) ([]byte, error)
 	}{{"instrumented", nil}, {"wazero checks", refuse}} {
 		t.Run(mode.name, func(t *testing.T) {
 			const memoryMB = 64
@@ -94,6 +94,7 @@ func TestDiscardedInstanceIsUnmappedAtOnce(t *testing.T) {
 				MaxInstances: 1, MaxOutputBytes: 1 << 20, CacheDir: t.TempDir(),
 				HostFunctions: hostfn.Functions("faulty", hclog.NewNullLogger(), dropNotifier{}, nil),
 				instrument:    mode.instrument,
+				WazeroChecks:  true,
 			})
 			if err != nil {
 				t.Fatal(err)
