@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/time/rate"
 
+	"github.com/mcphost/mcphost/host/internal/clip"
 	"github.com/mcphost/mcphost/host/internal/egress"
 )
 
@@ -201,7 +202,7 @@ func (f *functions) loggingMessage(ctx context.Context, payload []byte) error {
 	}
 	level, ok := logLevels[msg.Level]
 	if !ok {
-		return fmt.Errorf("unknown level %q (debug, info, notice, warning, error, critical, alert, emergency)", truncateText(string(msg.Level), 64))
+		return fmt.Errorf("unknown level %q (debug, info, notice, warning, error, critical, alert, emergency)", clip.Text(string(msg.Level), 64))
 	}
 	if err := f.mayReachClient("notify_logging_message"); err != nil {
 		return nil // already logged (rate-limited)

@@ -1,12 +1,12 @@
 package hostfn
 
 import (
-	"fmt"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/time/rate"
+
+	"github.com/mcphost/mcphost/host/internal/clip"
 )
 
 // Bounds on what a plugin's calls of host functions may put in the host
@@ -50,28 +50,12 @@ func (f *functions) log(level hclog.Level, msg string, args ...any) {
 	for i := 1; i < len(args); i += 2 {
 		switch v := args[i].(type) {
 		case string:
-			args[i] = truncateText(v, maxLogValueBytes)
+			args[i] = clip.Text(v, maxLogValueBytes)
 		case []byte:
-			args[i] = truncateText(string(v), maxLogValueBytes)
+			args[i] = clip.Text(string(v), maxLogValueBytes)
 		case error:
-			args[i] = truncateText(v.Error(), maxLogValueBytes)
+			args[i] = clip.Text(v.Error(), maxLogValueBytes)
 		}
 	}
 	f.logger.Log(level, msg, args...)
-}
-
-// truncateText returns s itself when it is at most limit bytes long, else
-// its beginning, cut back to a UTF-8 boundary, and a short note of how long
-// it was, in at most limit bytes (limit is well over the note's length).
-// Truncating again changes nothing. (Package plugin has the same.)
-func truncateText(s string, limit int) string {
-	if len(s) <= limit {
-		return s
-	}
-	note := fmt.Sprintf("…(truncated; %d bytes)", len(s))
-	cut := max(0, limit-len(note))
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + note
 }

@@ -122,18 +122,7 @@ func FuzzInstrumentDifferential(f *testing.F) {
 			WithCoreFeatures(api.CoreFeaturesV2).WithMemoryLimitPages(64))
 		defer rt.Close(ctx)
 		var checks atomic.Int64
-		_, err = rt.NewHostModuleBuilder(ImportModule).NewFunctionBuilder().
-			WithGoFunction(api.GoFunc(func(ctx context.Context, stack []uint64) {
-				checks.Add(1)
-				if err := ctx.Err(); err != nil {
-					panic(err)
-				}
-				stack[0] = Budget
-			}), nil, []api.ValueType{api.ValueTypeI32}).
-			Export(ImportName).Instantiate(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		instantiateCheck(t, rt, &checks)
 		got, err := runExports(rt, out, 20*time.Millisecond, 5*time.Second)
 		if err != nil {
 			if err.Error() == "imports" {

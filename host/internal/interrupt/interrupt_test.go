@@ -166,19 +166,8 @@ func instance(t *testing.T, b []byte, checks *atomic.Int64) api.Module {
 	ctx := t.Context()
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCloseOnContextDone(false))
 	t.Cleanup(func() { rt.Close(context.Background()) })
-	_, err := rt.NewHostModuleBuilder(ImportModule).NewFunctionBuilder().
-		WithGoFunction(api.GoFunc(func(ctx context.Context, stack []uint64) {
-			checks.Add(1)
-			if err := ctx.Err(); err != nil {
-				panic(err)
-			}
-			stack[0] = Budget
-		}), nil, []api.ValueType{api.ValueTypeI32}).
-		Export(ImportName).Instantiate(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = rt.NewHostModuleBuilder("env").NewFunctionBuilder().
+	instantiateCheck(t, rt, checks)
+	_, err := rt.NewHostModuleBuilder("env").NewFunctionBuilder().
 		WithGoFunction(api.GoFunc(func(ctx context.Context, stack []uint64) { stack[0] *= 2 }),
 			[]api.ValueType{api.ValueTypeI32}, []api.ValueType{api.ValueTypeI32}).
 		Export("twice").Instantiate(ctx)
@@ -190,6 +179,25 @@ func instance(t *testing.T, b []byte, checks *atomic.Int64) api.Module {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// instantiateCheck gives rt the interrupt check, which counts its calls
+// into checks, traps once the call's context has ended, and otherwise
+// hands out the next budget.
+func instantiateCheck(t *testing.T, rt wazero.Runtime, checks *atomic.Int64) {
+	t.Helper()
+	_, err := rt.NewHostModuleBuilder(ImportModule).NewFunctionBuilder().
+		WithGoFunction(api.GoFunc(func(ctx context.Context, stack []uint64) {
+			checks.Add(1)
+			if err := ctx.Err(); err != nil {
+				panic(err)
+			}
+			stack[0] = Budget
+		}), nil, []api.ValueType{api.ValueTypeI32}).
+		Export(ImportName).Instantiate(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 func mustInstrument(t *testing.T, b []byte) []byte {

@@ -30,6 +30,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/host/internal/clip"
 	"github.com/mcphost/mcphost/host/internal/interrupt"
 )
 
@@ -506,14 +507,14 @@ func (p *Plugin) reportedError(export, text string) error {
 	if dec.Decode(&e) == nil && e.Code != 0 && e.Message != "" {
 		if len(e.Data) > maxErrorTextBytes {
 			note := fmt.Sprintf(" (error data of %d bytes dropped)", len(e.Data))
-			e.Message = truncateText(e.Message, maxErrorTextBytes-len(note)) + note
+			e.Message = clip.Text(e.Message, maxErrorTextBytes-len(note)) + note
 			e.Data = nil
 		} else {
-			e.Message = truncateText(e.Message, maxErrorTextBytes)
+			e.Message = clip.Text(e.Message, maxErrorTextBytes)
 		}
 		return &e
 	}
-	return &CallError{Plugin: p.name, Export: export, Kind: KindPluginError, Err: errors.New(truncateText(text, maxErrorTextBytes))}
+	return &CallError{Plugin: p.name, Export: export, Kind: KindPluginError, Err: errors.New(clip.Text(text, maxErrorTextBytes))}
 }
 
 // failure classifies an error of a call that did not complete.
@@ -530,7 +531,7 @@ func (p *Plugin) failure(ctx context.Context, export string, err error) error {
 		kind = KindClosed
 	}
 	ce := &CallError{Plugin: p.name, Export: export, Kind: kind, Err: err}
-	p.logger.Warn("plugin call failed", "export", export, "kind", kind, "error", truncateText(err.Error(), maxErrorTextBytes))
+	p.logger.Warn("plugin call failed", "export", export, "kind", kind, "error", clip.Text(err.Error(), maxErrorTextBytes))
 	return ce
 }
 
@@ -587,7 +588,7 @@ func (e *CallError) Error() string {
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
 		msg = msg[:i]
 	}
-	return fmt.Sprintf("plugin %q: %s: %s", e.Plugin, e.Export, truncateText(msg, maxErrorTextBytes))
+	return fmt.Sprintf("plugin %q: %s: %s", e.Plugin, e.Export, clip.Text(msg, maxErrorTextBytes))
 }
 
 // Unwrap returns the cause.
@@ -639,7 +640,7 @@ func (w *logWriter) Write(b []byte) (int, error) {
 		if !w.limit.take(w.logger, w.stream) {
 			continue
 		}
-		w.logger.Info("plugin output", "stream", w.stream, "line", truncateText(line, maxOutputLineBytes))
+		w.logger.Info("plugin output", "stream", w.stream, "line", clip.Text(line, maxOutputLineBytes))
 	}
 	return len(b), nil
 }
@@ -655,7 +656,7 @@ func (p *Plugin) logPlugin(level extism.LogLevel, msg string) {
 	if l < p.logger.GetLevel() || !p.logLines.take(p.logger, "log") {
 		return
 	}
-	p.logger.Log(l, "plugin log", "line", truncateText(msg, maxOutputLineBytes))
+	p.logger.Log(l, "plugin log", "line", clip.Text(msg, maxOutputLineBytes))
 }
 
 var _ io.Writer = (*logWriter)(nil)

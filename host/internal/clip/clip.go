@@ -1,0 +1,24 @@
+// Package clip shortens untrusted text (a plugin's error, log line or
+// notification) before the host logs it or hands it to a client.
+package clip
+
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
+// Text returns s itself when it is at most limit bytes long, else its
+// beginning, cut back to a UTF-8 boundary, and a short note of how long it
+// was, in at most limit bytes (limit is well over the note's length).
+// Clipping again changes nothing.
+func Text(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	note := fmt.Sprintf("…(truncated; %d bytes)", len(s))
+	cut := max(0, limit-len(note))
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + note
+}
