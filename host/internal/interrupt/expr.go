@@ -25,30 +25,45 @@ import (
 func (m *module) rewriteExpr(r *reader, out []byte, checks bool) []byte {
 	depth := 0
 	flushed := r.pos
+	var run runs
 	for r.err == nil {
 		if r.done() {
 			r.err = errors.New("expression without an end")
 			break
 		}
 		start := r.pos
+		if checks && run.cur >= straightRun {
+			out = append(out, r.b[flushed:start]...)
+			flushed = start
+			out = m.appendTickCall(out)
+			run.cur = 0
+		}
+		run.cur++
 		op := r.byte()
 		switch {
 		case op == 0x02 || op == 0x04: // block, if
 			r.blockType()
 			depth++
+			run.open(op == 0x04)
 		case op == 0x03: // loop: the check runs on every iteration
 			r.blockType()
 			depth++
+			run.openLoop()
 			if checks && r.err == nil {
 				out = append(out, r.b[flushed:r.pos]...)
 				flushed = r.pos
 				out = m.appendTickCall(out)
 			}
+		case op == 0x05: // else
+			run.elseBranch()
 		case op == 0x0b: // end
 			if depth == 0 {
 				return append(out, r.b[flushed:r.pos]...)
 			}
 			depth--
+			run.end()
+		case op == 0x00 || op == 0x0f: // unreachable, return
+			run.stop()
 		case op == 0x10 || op == 0xd2: // call, ref.func
 			f := r.u32()
 			if r.err == nil {
@@ -59,17 +74,20 @@ func (m *module) rewriteExpr(r *reader, out []byte, checks bool) []byte {
 			}
 		case op == 0x23 || op == 0x24: // global.get, global.set
 			m.globalRefs = max(m.globalRefs, r.u32()+1)
-		case op <= 0x01, op == 0x05, op == 0x0f, op == 0x1a, op == 0x1b,
-			op >= 0x45 && op <= 0xc4, op == 0xd1:
-			// no immediates: unreachable, nop, else, return, drop, select,
-			// numeric operators, ref.is_null
+		case op == 0x01, op == 0x1a, op == 0x1b, op >= 0x45 && op <= 0xc4, op == 0xd1:
+			// no immediates: nop, drop, select, numeric operators,
+			// ref.is_null
 		case op == 0x0c || op == 0x0d: // br, br_if
-			r.u32()
+			run.branch(r.u32())
+			if op == 0x0c {
+				run.stop()
+			}
 		case op == 0x0e: // br_table
 			for range r.count() {
-				r.u32()
+				run.branch(r.u32())
 			}
-			r.u32()
+			run.branch(r.u32())
+			run.stop()
 		case op == 0x11: // call_indirect: type, table
 			r.u32()
 			r.u32()
@@ -111,6 +129,78 @@ func (m *module) rewriteExpr(r *reader, out []byte, checks bool) []byte {
 	}
 	return out
 }
+
+// straightRun is the most instructions a function runs between two ticks
+// (its entry, a loop head, or one added for this). Without it, code after
+// a call would run unchecked: returning up a stack of 100,000 frames, each
+// with thousands of instructions after its call, ran for seconds past the
+// deadline without leaving Wasm. With it, each frame runs at most
+// straightRun instructions of its own before a tick.
+const straightRun = 256
+
+// runs follows, along every path through a function body, how many
+// instructions have run since the last tick. Branches only go forward,
+// except to a loop head, which ticks: at the end of a block the count is
+// the largest of those of the paths that meet there.
+type runs struct {
+	cur    int
+	frames []runFrame
+}
+
+// runFrame is one open block, if or loop.
+type runFrame struct {
+	loop, isIf, hasElse bool
+	atIf                int // the count where the if began (its false path)
+	atEnd               int // the largest count of a branch to its end
+}
+
+func (s *runs) open(isIf bool) {
+	s.frames = append(s.frames, runFrame{isIf: isIf, atIf: s.cur})
+}
+
+func (s *runs) openLoop() {
+	s.frames = append(s.frames, runFrame{loop: true})
+	s.cur = 0
+}
+
+func (s *runs) elseBranch() {
+	if len(s.frames) == 0 {
+		return // the decoder is not past a valid body; wazero refuses it
+	}
+	f := &s.frames[len(s.frames)-1]
+	f.atEnd = max(f.atEnd, s.cur)
+	f.hasElse = true
+	s.cur = f.atIf
+}
+
+func (s *runs) end() {
+	if len(s.frames) == 0 {
+		return
+	}
+	f := s.frames[len(s.frames)-1]
+	s.frames = s.frames[:len(s.frames)-1]
+	if f.isIf && !f.hasElse {
+		s.cur = max(s.cur, f.atIf)
+	}
+	if !f.loop {
+		s.cur = max(s.cur, f.atEnd)
+	}
+}
+
+// branch records a branch to label: the end of a block or if, the head
+// of a loop (which ticks), or the function's end (which returns).
+func (s *runs) branch(label uint32) {
+	if int64(label) >= int64(len(s.frames)) {
+		return
+	}
+	f := &s.frames[len(s.frames)-1-int(label)]
+	if !f.loop {
+		f.atEnd = max(f.atEnd, s.cur)
+	}
+}
+
+// stop follows an instruction after which nothing runs in order.
+func (s *runs) stop() { s.cur = 0 }
 
 // misc reads the rest of a 0xfc instruction and reports whether it is a
 // bulk memory or table operation, which gets a check before it, weighted

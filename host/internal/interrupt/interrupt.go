@@ -1,8 +1,9 @@
 // Package interrupt makes a Wasm module stoppable by its host at a low
 // cost per call.
 //
-// Instrument rewrites a module so that every function entry and every loop
-// iteration calls a small added function, tick, that takes one unit from a
+// Instrument rewrites a module so that every function entry, every loop
+// iteration and every run of straightRun instructions without either
+// calls a small added function, tick, that takes one unit from a
 // budget held in a new mutable global; bulk memory and table operations
 // take more, inline. When the budget runs out the module calls an imported
 // host function (ImportModule, ImportName). That function stops the call by
@@ -16,8 +17,12 @@
 // a call tree with no loops (a deep fan-out of calls, or tail calls) cannot
 // be stopped.
 //
-// The rewrite refuses what it does not understand (ErrUnsupported): a caller
-// then runs the original module under wazero's own checks.
+// The rewrite reads code exactly as wazero 1.12 does for
+// api.CoreFeaturesV2 and refuses what it does not understand, or what
+// wazero could read otherwise than the standard (ErrUnsupported): a caller
+// refuses such a module, or runs it under wazero's own checks when told
+// to. InstrumentKernel does the same for Extism's kernel, with fuel in
+// place of the host's check.
 package interrupt
 
 import (

@@ -420,3 +420,36 @@ func TestDebugSectionsAreDropped(t *testing.T) {
 
 // testLimits are the limits of a plugin with the default memory cap.
 var testLimits = Limits{TableElements: 128 << 20 / 8}
+
+// deepTailModule exports deep(n), which calls itself n deep and, after
+// each call returns, adds to a global 5,000 times: code that runs while
+// the stack unwinds, after every function entry has been counted.
+func deepTailModule() []byte {
+	body := []byte{opLocalGt, 0, 0x45, 0x04, 0x40, 0x0f, opEnd, // if n == 0: return
+		opLocalGt, 0, 0x41, 1, 0x6b, opCall, 0} // deep(n-1)
+	for range 5000 {
+		body = append(body, 0x23, 0, 0x41, 0x01, 0x6a, 0x24, 0) // g = g + 1
+	}
+	return wasmModule(
+		sec(secType, vec([]byte{0x60, 0x01, i32, 0x00})),
+		sec(secFunction, vec(u32(0))),
+		sec(secGlobal, vec([]byte{i32, 0x01, 0x41, 0x00, opEnd})),
+		sec(secExport, vec(cat(str("deep"), []byte{0x00}, u32(0)))),
+		sec(secCode, vec(code(noLocals, append(body, opEnd)...))),
+	)
+}
+
+// TestUnwindingIsChecked: the code that runs as a deep stack returns is
+// counted too, at least once every straightRun instructions, so such a
+// call is stopped while it unwinds. (Before, deep(10000) made 10 checks
+// and ran 14 ms past a 1 ms deadline.)
+func TestUnwindingIsChecked(t *testing.T) {
+	var checks atomic.Int64
+	m := instance(t, mustInstrument(t, deepTailModule()), &checks)
+	const depth, tail = 10_000, 5000 * 4
+	call(t, m, "deep", depth)
+	if want := int64(depth * tail / 256 / Budget); checks.Load() < want { // a tick at least every 256 instructions
+		t.Errorf("%d checks, want at least %d", checks.Load(), want)
+	}
+	stops(t, deepTailModule(), "deep", 1_000_000)
+}
