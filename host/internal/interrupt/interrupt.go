@@ -773,3 +773,27 @@ func (m *module) appendRefill(out []byte) []byte {
 	out = appendU32(out, fuel)
 	return append(out, 0x41, 0x00, 0x48, 0x04, 0x40, 0x00, 0x0b) // i32.const 0, i32.lt_s, if, unreachable, end
 }
+
+// StripCustomSections returns a copy of the module b without its custom
+// sections (names, DWARF, producers: decoration only). A module the host
+// runs without the rewrite is stripped, because wazero 1.12 decodes the
+// name section trusting its counts: 29 bytes of name section made it
+// allocate 8 GiB, which no recover catches. (The rewrite drops a name
+// section it cannot read whole, which bounds every count by the bytes
+// that follow it.)
+func StripCustomSections(b []byte) ([]byte, error) {
+	if len(b) < 8 || !bytes.Equal(b[:4], []byte("\x00asm")) {
+		return nil, errors.New("not a WebAssembly module")
+	}
+	sections, err := readSections(b[8:])
+	if err != nil {
+		return nil, err
+	}
+	out := append(make([]byte, 0, len(b)), b[:8]...)
+	for _, s := range sections {
+		if s.id != secCustom {
+			out = appendSection(out, s.id, s.body)
+		}
+	}
+	return out, nil
+}

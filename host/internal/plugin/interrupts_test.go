@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -142,6 +144,41 @@ func TestModuleThatCrashesTheValidatorIsRefused(t *testing.T) {
 				t.Fatal("loaded")
 			}
 			t.Log(err)
+		})
+	}
+}
+
+// nameBomb is a name section of 21 bytes whose local-name count made
+// wazero 1.12 allocate 8 GiB while decoding it (found by
+// FuzzInstrumentDifferential).
+var nameBomb = []byte("\x00\x15\x04name0\x00\x020\xff\xff\xff\xff\x000\x0000000")
+
+// TestNameSectionBombIsHarmless: a module carrying nameBomb loads, with
+// the rewrite (which drops a name section it cannot read) and without it
+// (custom sections are stripped), and the load allocates nothing near the
+// 8 GiB wazero would have.
+func TestNameSectionBombIsHarmless(t *testing.T) {
+	wasm, err := os.ReadFile(testutil.GoPlugin(t, "testdata/plugins/faulty"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wasm = append(slices.Clip(wasm), nameBomb...)
+	refuse := func([]byte, interrupt.Limits) ([]byte, error) { return nil, interrupt.ErrUnsupported }
+	for name, instrument := range map[string]func([]byte, interrupt.Limits) ([]byte, error){"rewrite": nil, "wazero checks": refuse} {
+		t.Run(name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			p, err := Load(t.Context(), Options{Name: "bomb", Wasm: wasm, Timeout: time.Second, MemoryMB: 48,
+				MaxInstances: 1, MaxOutputBytes: 1 << 20, instrument: instrument, WazeroChecks: true,
+				HostFunctions: hostfn.Functions("bomb", hclog.NewNullLogger(), dropNotifier{}, nil)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Close(t.Context())
+			runtime.ReadMemStats(&after)
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<30 {
+				t.Errorf("the load allocated %d MiB", alloc>>20)
+			}
 		})
 	}
 }

@@ -163,6 +163,11 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 		wasm = instrumented
 		hostFuncs = append(slices.Clip(hostFuncs), interruptCheck())
 	} else if errors.Is(err, interrupt.ErrUnsupported) && opts.WazeroChecks {
+		stripped, serr := interrupt.StripCustomSections(opts.Wasm)
+		if serr != nil {
+			return nil, fmt.Errorf("read the module's sections: %w", serr)
+		}
+		wasm = stripped
 		opts.Logger.Warn("cannot instrument the module's interrupt checks; running it under wazero's, which see loop heads only (interrupt_checks = \"wazero\")", "error", err)
 		interrupts = interruptsWazero
 	} else if errors.Is(err, interrupt.ErrUnsupported) {
