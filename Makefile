@@ -75,7 +75,7 @@ vet:
 
 test: plugins-check plugins vet
 	@scripts/ensure-haproxy.sh
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 25m ./...
 	$(MAKE) conformance
 
 # The official MCP conformance suite against plugins/everything, stateful and

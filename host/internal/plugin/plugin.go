@@ -175,14 +175,16 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 	} else {
 		return nil, fmt.Errorf("refused by the interrupt rewrite: %w", err)
 	}
-	// Only an instrumented module is given the interrupt check: the rewrite
-	// refuses a module that imports it itself, and without the rewrite
-	// such an import finds nothing to link to.
+	// (Only an instrumented module is given the interrupt check: the
+	// rewrite refuses a module that imports it itself, and without the
+	// rewrite such an import finds nothing to link to.)
 
-	// WithMemoryCapacityFromMax reserves each memory at its cap up front
+	// On Linux each memory is an mmap reservation of its cap (memory.go,
+	// passed to every instantiation). Where that is not available,
+	// WithMemoryCapacityFromMax reserves a Go slice at the cap up front
 	// (untouched pages cost no RSS) instead of growing it by copying: a
-	// runaway allocation reaches the cap ~10x sooner and the host's RSS stays
-	// near the cap instead of 2-3x it (measured; see RATIONALE.md).
+	// runaway allocation reaches the cap ~10x sooner and the host's RSS
+	// stays near the cap instead of 2-3x it (measured; see RATIONALE.md).
 	// The features are pinned to those whose encoding the interrupt rewrite
 	// reads exactly as wazero does.
 	rc := wazero.NewRuntimeConfig().
