@@ -1,12 +1,20 @@
-// Command nativeserver is the baseline of mcphost's load benchmark: a plain
+// Command nativeserver is the baseline of mcphost's load benchmark: a
 // go-sdk MCP server offering the same echo tool as plugins/everything,
-// written in Go (mcp.AddTool), with no Wasm in between. It is served with
-// the StreamableHTTPHandler options mcphost uses (host/http.go): stateful by
-// default with an in-memory event store and a 30 min session timeout, or
-// stateless with -stateless; MCP at /mcp, and requests addressed to another
-// Host refused, as mcphost's DNS-rebinding guard does.
+// written in Go (mcp.AddTool), with no Wasm in between. It runs in one of
+// two forms:
 //
-//	go run ./bench/nativeserver -http 127.0.0.1:8809
+//   - -plain: what a user would write instead of mcphost, and the baseline
+//     the goals are judged against: mcp.NewStreamableHTTPHandler with
+//     default options (only Stateless set under -stateless), default GC,
+//     served at /mcp by a plain http.Server.
+//
+//   - otherwise, "matched": the StreamableHTTPHandler options mcphost uses
+//     (host/http.go): an in-memory event store and a 30 min session
+//     timeout when stateful, and requests addressed to another Host
+//     refused, as mcphost's DNS-rebinding guard does. It shows what
+//     mcphost's own options cost, apart from Wasm.
+//
+//     go run ./bench/nativeserver -http 127.0.0.1:8809 [-plain] [-stateless]
 //
 // It serves until SIGINT or SIGTERM. Loopback addresses only: it is a
 // benchmark fixture, not a server to expose.
@@ -46,12 +54,17 @@ func echo(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolRe
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
 }
 
-func newServer() *mcp.Server {
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	s := mcp.NewServer(&mcp.Implementation{Name: "native-bench", Version: "1"}, &mcp.ServerOptions{
-		Logger:   logger,
-		PageSize: 100, // mcphost's default page_size
-	})
+// newServer builds the server; plain leaves go-sdk's server options at
+// their defaults.
+func newServer(plain bool) *mcp.Server {
+	var opts *mcp.ServerOptions
+	if !plain {
+		opts = &mcp.ServerOptions{
+			Logger:   slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+			PageSize: 100, // mcphost's default page_size
+		}
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "native-bench", Version: "1"}, opts)
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "echo",
 		Title:       "Echo",
@@ -64,7 +77,8 @@ func newServer() *mcp.Server {
 func run() error {
 	addr := flag.String("http", "127.0.0.1:8809", "loopback address to serve Streamable HTTP on (MCP at /mcp)")
 	stateless := flag.Bool("stateless", false, "serve the stateless 2026-07-28 revision (as mcphost --stateless)")
-	sessionTimeout := flag.Duration("session-timeout", 30*time.Minute, "close sessions idle this long (mcphost's default)")
+	sessionTimeout := flag.Duration("session-timeout", 30*time.Minute, "close sessions idle this long (mcphost's default; not with -plain)")
+	plain := flag.Bool("plain", false, "go-sdk's default handler options, as a user would write it (no event store, no session timeout, no Host guard)")
 	flag.Parse()
 
 	host, _, err := net.SplitHostPort(*addr)
@@ -75,30 +89,38 @@ func run() error {
 		return fmt.Errorf("-http %q: only loopback addresses are allowed", *addr)
 	}
 
-	server := newServer()
-	opts := &mcp.StreamableHTTPOptions{
-		Stateless:      *stateless,
-		SessionTimeout: *sessionTimeout,
-		Logger:         slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	}
-	if !opts.Stateless {
-		opts.EventStore = mcp.NewMemoryEventStore(nil) // as mcphost does (SEP-1699 resumption)
-	}
-	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, opts)
-
+	server := newServer(*plain)
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", hostGuard(ln.Addr().String(), handler))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: mux}
+	if *plain {
+		var opts *mcp.StreamableHTTPOptions
+		if *stateless {
+			opts = &mcp.StreamableHTTPOptions{Stateless: true}
+		}
+		mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, opts))
+	} else {
+		opts := &mcp.StreamableHTTPOptions{
+			Stateless:      *stateless,
+			SessionTimeout: *sessionTimeout,
+			Logger:         slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		}
+		if !opts.Stateless {
+			opts.EventStore = mcp.NewMemoryEventStore(nil) // as mcphost does (SEP-1699 resumption)
+		}
+		handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, opts)
+		mux.Handle("/mcp", hostGuard(ln.Addr().String(), handler))
+		srv.ReadHeaderTimeout = 10 * time.Second
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	fmt.Fprintf(os.Stderr, "nativeserver: serving MCP at http://%s/mcp (stateless=%v)\n", ln.Addr(), *stateless)
+	fmt.Fprintf(os.Stderr, "nativeserver: serving MCP at http://%s/mcp (stateless=%v plain=%v)\n", ln.Addr(), *stateless, *plain)
 	select {
 	case err := <-errc:
 		return err
