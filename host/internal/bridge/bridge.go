@@ -209,7 +209,7 @@ func checkStructured(tool Tool, structured any) error {
 		return fmt.Errorf("tool %q declares an outputSchema but its result has no structuredContent", tool.MCP.Name)
 	}
 	if err := tool.Output.Validate(structured); err != nil {
-		return fmt.Errorf("tool %q: structuredContent does not match its outputSchema: %s", tool.MCP.Name, shorten(err.Error()))
+		return fmt.Errorf("tool %q: structuredContent does not match its outputSchema: %s", tool.MCP.Name, shorten(plainValidationError(err.Error(), "property")))
 	}
 	return nil
 }
@@ -259,7 +259,7 @@ func checkArguments(tool Tool, raw json.RawMessage) (json.RawMessage, error) {
 		}
 	}
 	if err := tool.Input.Validate(args); err != nil {
-		return nil, fmt.Errorf("tool %q: invalid arguments: %s", tool.MCP.Name, shorten(err.Error()))
+		return nil, fmt.Errorf("tool %q: invalid arguments: %s", tool.MCP.Name, shorten(plainValidationError(err.Error(), "argument")))
 	}
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return json.RawMessage("{}"), nil
