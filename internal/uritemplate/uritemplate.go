@@ -117,7 +117,7 @@ func Parse(s string) (*Template, error) {
 			if r == utf8.RuneError && n <= 1 {
 				return nil, fmt.Errorf("byte %d is not UTF-8", i)
 			}
-			if r < 0xA0 {
+			if !ucschar(r) {
 				return nil, fmt.Errorf("character %s at byte %d is not allowed in a URI template", strconv.QuoteRuneToASCII(r), i)
 			}
 			lit.WriteString(s[i : i+n])
@@ -128,6 +128,19 @@ func Parse(s string) (*Template, error) {
 		t.parts = append(t.parts, part{lit: lit.String()})
 	}
 	return t, nil
+}
+
+// ucschar reports whether r, a non-ASCII character, may be a literal:
+// RFC 6570's ucschar or iprivate (RFC 3987), which leave out the
+// noncharacters and the surrogates.
+func ucschar(r rune) bool {
+	switch {
+	case r >= 0xA0 && r <= 0xD7FF, r >= 0xE000 && r <= 0xFDCF, r >= 0xFDF0 && r <= 0xFFEF:
+		return true
+	case r >= 0x10000 && r <= 0x10FFFD:
+		return r&0xFFFE != 0xFFFE && !(r >= 0xE0000 && r < 0xE1000)
+	}
+	return false
 }
 
 // parseExpression parses one expression, braces included.
@@ -308,8 +321,20 @@ func (m *matcher) part(pi, pos int, vals map[string]any) bool {
 			limit++
 		}
 	}
+	// An end is worth reading the expression up to only where what
+	// follows can match: the end of uri after the last part, the next
+	// literal's text before one.
+	last := pi+1 == len(m.t.parts)
+	next := ""
+	if !last && m.t.parts[pi+1].expr == nil {
+		next = m.t.parts[pi+1].lit
+	}
 	for end := limit; end >= pos; end-- {
-		m.steps -= end - pos + 1
+		m.steps--
+		if last && end != len(m.uri) || next != "" && !strings.HasPrefix(m.uri[end:], next) {
+			continue
+		}
+		m.steps -= end - pos
 		if m.steps < 0 {
 			return false
 		}

@@ -139,4 +139,48 @@ func TestMatchIsBounded(t *testing.T) {
 	if _, ok := tm.Match("x:" + strings.Repeat("a", 5000)); ok {
 		t.Error("matched a URI without the final '!'")
 	}
+	// A long URI that does match is not cut short by the budget.
+	tm, err = Parse("x:{+a}/{+b}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("b", 200_000)
+	if vals, ok := tm.Match("x:a/" + long); !ok || vals["a"] != "a" || vals["b"] != long {
+		t.Errorf("a 200 KB URI did not match: %v", ok)
+	}
+}
+
+// Whatever the template and the URI, Parse and Match neither panic nor
+// run unbounded; a template Parse accepts, go-sdk's parser accepts too;
+// and a match's values all belong to the template's variables.
+func FuzzMatch(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"note://{id}", "note://42"}, {"https://{host}/x{?q}", "https://h/x?q=1"},
+		{"file://{/path*}{?keys*}", "file:///a/b?x=1&y=2"}, {"x:{+a}{#b}{.c}{;d}{&e}", "x:a#b.c;d=1&e=2"},
+		{"x:{a:3,b*}", "x:abc,1,2"}, {"x:/{a}/{a}", "x:/1/1"}, {"x:{a}{b}", "x:%41%42"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, tmpl, uri string) {
+		tm, err := Parse(tmpl)
+		if err != nil {
+			return
+		}
+		if _, err := yosida.New(tmpl); err != nil {
+			t.Fatalf("Parse accepts %q, go-sdk's parser refuses it: %v", tmpl, err)
+		}
+		vals, ok := tm.Match(uri)
+		if !ok {
+			return
+		}
+		names := map[string]bool{}
+		for _, n := range tm.Names() {
+			names[n] = true
+		}
+		for k := range vals {
+			if !names[k] {
+				t.Fatalf("%q matching %q gave %q, not a variable of the template", tmpl, uri, k)
+			}
+		}
+	})
 }
