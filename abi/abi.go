@@ -62,6 +62,15 @@ type CallContext struct {
 	// ClientCapabilities object), so a plugin can ask only for input the
 	// client can give (sampling, elicitation, roots).
 	ClientCapabilities json.RawMessage `json:"clientCapabilities,omitempty"`
+	// URITemplate, in a read_resource call, is the plugin's resource
+	// template (as it listed it) that the requested URI matched; absent
+	// when the URI is one of its resources.
+	URITemplate string `json:"uriTemplate,omitempty"`
+	// URIVariables are the values of URITemplate's variables in the URI
+	// (RFC 6570): a string, an array of strings (an exploded variable's
+	// items) or an object of strings (an exploded variable's name=value
+	// pairs); a variable the URI leaves undefined is absent.
+	URIVariables map[string]any `json:"uriVariables,omitempty"`
 }
 
 // Error is the JSON a plugin sets as its Extism error to report a

@@ -8,10 +8,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/mcphost/mcphost/host/internal/bridge"
 	"github.com/mcphost/mcphost/host/internal/hostfn"
+	"github.com/mcphost/mcphost/internal/uritemplate"
 )
 
 // catalog is everything the loaded plugins contribute, keyed by the names
@@ -103,7 +103,7 @@ func buildCatalog(plugins []*loadedPlugin, logger hclog.Logger, held held) *cata
 			if kind == "template" {
 				// The URIs it matches stay reserved too. Held keys come
 				// from the plugin's listings, where they were validated.
-				if m, err := uritemplate.New(key); err == nil {
+				if m, err := uritemplate.Parse(key); err == nil {
 					c.templateOrder = append(c.templateOrder, templateEntry{plugin: lp, matcher: m, reserved: true})
 				}
 			}
@@ -123,7 +123,7 @@ func buildCatalog(plugins []*loadedPlugin, logger hclog.Logger, held held) *cata
 				continue
 			}
 			// Validated when listed, so this cannot fail.
-			m, _ := uritemplate.New(t.URITemplate)
+			m, _ := uritemplate.Parse(t.URITemplate)
 			e := templateEntry{plugin: lp, template: t, matcher: m}
 			c.templates[t.URITemplate] = e
 			c.templateOrder = append(c.templateOrder, e)
@@ -223,24 +223,31 @@ func (c *catalog) contributions(lp *loadedPlugin) (tools, resources, templates, 
 // config order). A URI reserved for a plugin whose definition is held out
 // (a resource, or the first template that matches it) is served by none.
 func (c *catalog) lookupResource(uri string) (*loadedPlugin, bool) {
+	lp, _, ok := c.matchResource(uri)
+	return lp, ok
+}
+
+// matchResource is lookupResource that also returns, when uri matched a
+// template, the template and its variables' values in uri.
+func (c *catalog) matchResource(uri string) (*loadedPlugin, *bridge.TemplateMatch, bool) {
 	if e, ok := c.resources[uri]; ok {
-		return e.plugin, true
+		return e.plugin, nil, true
 	}
 	if c.reserved["resource "+uri] != nil || c.reserved["template "+uri] != nil {
-		return nil, false
+		return nil, nil, false
 	}
 	if e, ok := c.templates[uri]; ok {
-		return e.plugin, true
+		return e.plugin, nil, true
 	}
 	for _, e := range c.templateOrder {
-		if e.matcher.Regexp().MatchString(uri) {
+		if vars, ok := e.matcher.Match(uri); ok {
 			if e.reserved {
-				return nil, false
+				return nil, nil, false
 			}
-			return e.plugin, true
+			return e.plugin, &bridge.TemplateMatch{Template: e.template.URITemplate, Variables: vars}, true
 		}
 	}
-	return nil, false
+	return nil, nil, false
 }
 
 // sameJSON reports whether two definitions marshal identically: a reload
@@ -362,15 +369,15 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 
 // readResource serves resources/read for every resource and template.
 func (h *Host) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	_, lp, ok := route(h, func(c *catalog) (struct{}, *loadedPlugin, bool) {
-		lp, ok := c.lookupResource(req.Params.URI)
-		return struct{}{}, lp, ok
+	match, lp, ok := route(h, func(c *catalog) (*bridge.TemplateMatch, *loadedPlugin, bool) {
+		lp, match, ok := c.matchResource(req.Params.URI)
+		return match, lp, ok
 	})
 	if !ok {
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	}
 	defer lp.release()
-	return bridge.ReadResource(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.Extra), lp.plugin, req)
+	return bridge.ReadResource(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.Extra), lp.plugin, req, match)
 }
 
 // getPrompt serves prompts/get for every prompt.

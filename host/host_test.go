@@ -190,7 +190,7 @@ func TestInvalidArgumentsAreRefusedBeforeThePlugin(t *testing.T) {
 		want string
 	}{
 		{map[string]any{"text": 5}, "text"},                                   // wrong type
-		{map[string]any{}, "missing properties"},                              // missing required
+		{map[string]any{}, "missing required arguments"},                      // missing required
 		{map[string]any{"text": "x", "extra": 1}, "extra"},                    // additionalProperties false
 		{json.RawMessage(`["not", "an", "object"]`), "must be a JSON object"}, // not an object
 	} {

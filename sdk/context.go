@@ -2,6 +2,8 @@ package sdk
 
 import (
 	"encoding/json"
+	"sort"
+	"strings"
 )
 
 // Context describes the client request a handler serves. It is valid only
@@ -21,7 +23,12 @@ type Context struct {
 	capsDecoded    bool
 	inputResponses map[string]json.RawMessage
 	requestState   string
-	uriVars        map[string]string
+	// hostTemplate and hostVars are the template the host matched a
+	// read_resource URI against and its variables' values (ABI context
+	// uriTemplate and uriVariables); uriValues those the handler sees.
+	hostTemplate string
+	hostVars     map[string]any
+	uriValues    map[string]any
 }
 
 // envelope is abi.Input with the context's _meta and client capabilities
@@ -32,11 +39,14 @@ type envelope struct {
 		ID                 json.RawMessage `json:"id,omitempty"`
 		Meta               json.RawMessage `json:"_meta"`
 		ClientCapabilities json.RawMessage `json:"clientCapabilities,omitempty"`
+		URITemplate        string          `json:"uriTemplate,omitempty"`
+		URIVariables       map[string]any  `json:"uriVariables,omitempty"`
 	} `json:"context"`
 }
 
 func newContext(in *envelope) *Context {
-	return &Context{id: in.Context.ID, metaJSON: in.Context.Meta, capsJSON: in.Context.ClientCapabilities}
+	return &Context{id: in.Context.ID, metaJSON: in.Context.Meta, capsJSON: in.Context.ClientCapabilities,
+		hostTemplate: in.Context.URITemplate, hostVars: in.Context.URIVariables}
 }
 
 // withParams completes c from the fields the request params may carry: the
@@ -104,11 +114,81 @@ func (c *Context) InputResponses() map[string]json.RawMessage { return c.inputRe
 func (c *Context) RequestState() string { return c.requestState }
 
 // URIVars returns the values of the URI template's variables when a
-// read_resource was dispatched through a resource template, else nil.
-func (c *Context) URIVars() map[string]string { return c.uriVars }
+// read_resource was dispatched through a resource template, else nil. A
+// variable the URI leaves undefined is absent. Each value is a string: an
+// exploded variable's items are joined with commas, and its name=value
+// pairs written name,value,name,value (RFC 6570's unexploded forms); see
+// [Context.URIValue] for them as a list or a map.
+func (c *Context) URIVars() map[string]string {
+	if c.uriValues == nil {
+		return nil
+	}
+	vars := make(map[string]string, len(c.uriValues))
+	for name := range c.uriValues {
+		vars[name] = c.URIVar(name)
+	}
+	return vars
+}
 
-// URIVar returns the value of one URI template variable, or "".
-func (c *Context) URIVar(name string) string { return c.uriVars[name] }
+// URIVar returns the value of one URI template variable as a string (see
+// [Context.URIVars]), or "" when it is undefined.
+func (c *Context) URIVar(name string) string {
+	switch v := c.URIValue(name).(type) {
+	case string:
+		return v
+	case []string:
+		return strings.Join(v, ",")
+	case map[string]string:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var parts []string
+		for _, k := range keys {
+			parts = append(parts, k, v[k])
+		}
+		return strings.Join(parts, ",")
+	}
+	return ""
+}
+
+// URIValue returns the value of one URI template variable: a string, a
+// []string (the items of an exploded variable, e.g. {/path*}) or a
+// map[string]string (the name=value pairs of an exploded variable of a
+// query, e.g. {?keys*} matching ?a=1&b=2), or nil when it is undefined.
+// Values are percent-decoded, except those of {+var} and {#var}, which
+// are as they appear in the URI.
+func (c *Context) URIValue(name string) any { return c.uriValues[name] }
+
+// setHostURIValues sets the values a handler sees from those the host sent,
+// which JSON decoding made []any and map[string]any; a value of another
+// shape is left out.
+func (c *Context) setHostURIValues() {
+	c.uriValues = make(map[string]any, len(c.hostVars))
+	for name, v := range c.hostVars {
+		switch v := v.(type) {
+		case string:
+			c.uriValues[name] = v
+		case []any:
+			list := make([]string, 0, len(v))
+			for _, item := range v {
+				if s, ok := item.(string); ok {
+					list = append(list, s)
+				}
+			}
+			c.uriValues[name] = list
+		case map[string]any:
+			pairs := make(map[string]string, len(v))
+			for k, item := range v {
+				if s, ok := item.(string); ok {
+					pairs[k] = s
+				}
+			}
+			c.uriValues[name] = pairs
+		}
+	}
+}
 
 // Config returns the value of key in the plugin's config, as set in the
 // host's configuration of this plugin. An empty value reads as absent.

@@ -185,10 +185,15 @@ func (r *registry) readResource(ctx *Context, req json.RawMessage) (any, *abi.Er
 	)
 	if rs := r.resourceIndex[p.URI]; rs != nil {
 		h, mime = rs.h, rs.def.MimeType
+	} else if t := r.hostTemplate(ctx); t != nil {
+		// The host matched the URI against this template: its values are
+		// the host's.
+		h, mime = t.h, t.def.MimeType
+		ctx.setHostURIValues()
 	} else {
 		for _, t := range r.templates {
-			if vars, ok := t.t.match(p.URI); ok {
-				h, mime, ctx.uriVars = t.h, t.def.MimeType, vars
+			if vars, ok := t.t.Match(p.URI); ok {
+				h, mime, ctx.uriValues = t.h, t.def.MimeType, vars
 				break
 			}
 		}
@@ -222,6 +227,21 @@ func (r *registry) readResource(ctx *Context, req json.RawMessage) (any, *abi.Er
 		}
 	}
 	return readResourceJSON{ReadResourceResult: res, Contents: contents}, nil
+}
+
+// hostTemplate returns the registered template the host says the URI
+// matched, or nil when the host says none (an older host, or a resource)
+// or names one not registered.
+func (r *registry) hostTemplate(ctx *Context) *template {
+	if ctx.hostTemplate == "" {
+		return nil
+	}
+	for _, t := range r.templates {
+		if t.def.URITemplate == ctx.hostTemplate {
+			return t
+		}
+	}
+	return nil
 }
 
 func (r *registry) listPrompts() (any, *abi.Error) {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/uritemplate"
 )
 
 // ToolHandler runs a tool. args is the JSON object of the call's arguments
@@ -45,7 +46,7 @@ type resource struct {
 
 type template struct {
 	def abi.ResourceTemplate
-	t   *uriTemplate
+	t   *uritemplate.Template
 	h   ResourceHandler
 }
 
@@ -132,16 +133,17 @@ func typedHandler[In, Out any](h func(ctx *Context, in In) (Out, error)) ToolHan
 // duplicate URI or an empty name.
 func AddResource(r abi.Resource, h ResourceHandler) { std.addResource(r, h) }
 
-// AddResourceTemplate registers a family of resources. The URI template may
-// use RFC 6570 level-1 expressions {name} and reserved expressions {+name};
-// a read_resource whose URI matches it is dispatched to h with the values of
-// the variables in [Context.URIVars]. A {name} value matches one or more
-// characters other than '/', '?' and '#', and is percent-decoded; a {+name}
-// value matches one or more of any character and is passed as it is.
-// Concrete resources are matched first, then templates in the order they
-// were added. It panics on a template it cannot match (another operator, a
-// modifier, two adjacent expressions), an empty name, or a template added
-// twice.
+// AddResourceTemplate registers a family of resources. The URI template is
+// any RFC 6570 template (levels 1 to 4: {var}, {+var}, {#var}, {.var},
+// {/var}, {;var}, {?var}, {&var}, several variables, explode * and prefix
+// :N); a read_resource whose URI matches it is dispatched to h with the
+// values of the variables in [Context.URIVars] and [Context.URIValue]. The
+// host (mcphost) matches the URI and sends the values; under a host that
+// does not, the SDK matches it itself, the same way. A variable the URI
+// leaves undefined is absent ("note://{id}" matches "note://" with no
+// id): check what a handler needs. Concrete resources are matched first,
+// then templates in the order they were added. It panics on a template
+// that is not RFC 6570, an empty name, or a template added twice.
 func AddResourceTemplate(t abi.ResourceTemplate, h ResourceHandler) { std.addTemplate(t, h) }
 
 // AddPrompt registers a prompt. It panics on an empty or duplicate name.
@@ -222,7 +224,7 @@ func (r *registry) addTemplate(t abi.ResourceTemplate, h ResourceHandler) {
 			panic("sdk: AddResourceTemplate: duplicate template " + q)
 		}
 	}
-	ut, err := parseURITemplate(t.URITemplate)
+	ut, err := uritemplate.Parse(t.URITemplate)
 	if err != nil {
 		panic("sdk: AddResourceTemplate " + q + ": " + err.Error())
 	}

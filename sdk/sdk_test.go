@@ -219,7 +219,7 @@ func TestResources(t *testing.T) {
 		`{"contents":[{"uri":"mem://users/7","blob":"AQI="}]}`)
 	jsonEq(t, call(t, r, abi.ExportReadResource, read("mem://empty")), `{"contents":[]}`)
 
-	for _, uri := range []string{"mem://nope", "mem://users/", "mem://users/7/x", "mem://users/ghost/files/f"} {
+	for _, uri := range []string{"mem://nope", "mem://users/7/x", "mem://users/ghost/files/f"} {
 		e := callErr(t, r, abi.ExportReadResource, read(uri))
 		if e.Code != abi.CodeResourceNotFound || string(e.Data) != `{"uri":"`+uri+`"}` {
 			t.Errorf("read %s: %+v", uri, e)
@@ -230,36 +230,56 @@ func TestResources(t *testing.T) {
 	}
 }
 
-func TestURITemplate(t *testing.T) {
-	for _, c := range []struct {
-		tmpl, uri string
-		want      map[string]string // nil: no match
-	}{
-		{"file:///{name}.txt", "file:///a.b.txt", map[string]string{"name": "a.b"}},
-		{"file:///{name}.txt", "file:///a/b.txt", nil},
-		{"file:///{+path}", "file:///a/b/c", map[string]string{"path": "a/b/c"}},
-		{"x://{a}/{b}", "x://1/2", map[string]string{"a": "1", "b": "2"}},
-		{"x://{a}/{b}", "x://1/", nil},
-		{"x://{a}?q", "x://1?q", map[string]string{"a": "1"}},
-		{"x://{a}", "x://%E2%9C%93", map[string]string{"a": "✓"}},
-		{"x://{a}", "x://100%", map[string]string{"a": "100%"}},
-		{"x://{var.name}", "x://v", map[string]string{"var.name": "v"}},
-		{"x://lit", "x://lit", map[string]string{}},
-		{"x://lit", "x://lit2", nil},
-	} {
-		ut, err := parseURITemplate(c.tmpl)
+// The host sends the template the URI matched and its variables' values;
+// the SDK dispatches to that template with those values. Without them (an
+// older host) it matches the URI itself, every RFC 6570 form included.
+func TestTemplateValues(t *testing.T) {
+	r := newRegistry()
+	seen := func(ctx *Context, uri string) (*abi.ReadResourceResult, error) {
+		b, err := json.Marshal(map[string]any{"vars": ctx.URIVars(), "path": ctx.URIValue("path"), "keys": ctx.URIValue("keys")})
 		if err != nil {
-			t.Fatalf("parse %s: %v", c.tmpl, err)
+			return nil, err
 		}
-		got, ok := ut.match(c.uri)
-		if ok != (c.want != nil) || ok && !reflect.DeepEqual(got, c.want) {
-			t.Errorf("match(%s, %s) = %v, %v; want %v", c.tmpl, c.uri, got, ok, c.want)
+		return &abi.ReadResourceResult{Contents: []abi.ResourceContents{TextContents("", "", string(b))}}, nil
+	}
+	r.addTemplate(abi.ResourceTemplate{URITemplate: "note://{id}", Name: "note"}, seen)
+	r.addTemplate(abi.ResourceTemplate{URITemplate: "https://{host}/x{?q}", Name: "x"}, seen)
+	r.addTemplate(abi.ResourceTemplate{URITemplate: "file://{/path*}{?keys*}", Name: "file"}, seen)
+	text := func(in string) string {
+		t.Helper()
+		var res abi.ReadResourceResult
+		if err := json.Unmarshal([]byte(call(t, r, abi.ExportReadResource, in)), &res); err != nil || len(res.Contents) != 1 {
+			t.Fatalf("read %s: %s", in, call(t, r, abi.ExportReadResource, in))
+		}
+		return res.Contents[0].Text
+	}
+	for _, c := range []struct{ in, want string }{
+		// The host's values, even where the SDK would read the URI otherwise.
+		{`{"request":{"uri":"note://7"},"context":{"uriTemplate":"note://{id}","uriVariables":{"id":"from the host"}}}`,
+			`{"keys":null,"path":null,"vars":{"id":"from the host"}}`},
+		{`{"request":{"uri":"file:///a/b"},"context":{"uriTemplate":"file://{/path*}{?keys*}","uriVariables":{"path":["a","b"],"keys":{"k":"v"}}}}`,
+			`{"keys":{"k":"v"},"path":["a","b"],"vars":{"keys":"k,v","path":"a,b"}}`},
+		// No values from the host: the SDK matches.
+		{`{"request":{"uri":"note://a%20b"},"context":{}}`, `{"keys":null,"path":null,"vars":{"id":"a b"}}`},
+		{`{"request":{"uri":"https://example.com/x?q=hi"},"context":{}}`, `{"keys":null,"path":null,"vars":{"host":"example.com","q":"hi"}}`},
+		{`{"request":{"uri":"https://example.com/x"},"context":{}}`, `{"keys":null,"path":null,"vars":{"host":"example.com"}}`},
+		{`{"request":{"uri":"file:///a/b?x=1"},"context":{}}`, `{"keys":{"x":"1"},"path":["a","b"],"vars":{"keys":"x,1","path":"a,b"}}`},
+		// A template the host names that is not registered: the SDK matches.
+		{`{"request":{"uri":"note://9"},"context":{"uriTemplate":"gone://{id}","uriVariables":{"id":"x"}}}`, `{"keys":null,"path":null,"vars":{"id":"9"}}`},
+	} {
+		if got := text(c.in); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.in, got, c.want)
 		}
 	}
-	for _, bad := range []string{"", "x://{a}{b}", "x://{a", "x://a}", "x://{#a}", "x://{a,b}", "x://{a*}", "x://{a:3}", "x://{}", "x://{a}/{a}", "x://{a..b}"} {
-		if _, err := parseURITemplate(bad); err == nil {
-			t.Errorf("parse %q: no error", bad)
-		}
+	for _, bad := range []string{"", "x://{a", "x://a}", "x://{}", "x://{a..b}", "x://{=a}"} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("AddResourceTemplate(%q) did not panic", bad)
+				}
+			}()
+			newRegistry().addTemplate(abi.ResourceTemplate{URITemplate: bad, Name: "n"}, seen)
+		}()
 	}
 }
 

@@ -72,8 +72,13 @@ func registerTools() {
 				time.Sleep(50 * time.Millisecond)
 			}
 			// The progress token is the response, as in go-sdk's server
-			// (and the TypeScript one): "<nil>" without one.
-			return sdk.TextResult(fmt.Sprintf("%v", ctx.ProgressToken())), nil
+			// (and the TypeScript one), which the conformance suite checks.
+			// Without one, say what happened instead of go-sdk's "<nil>".
+			token := ctx.ProgressToken()
+			if token == nil {
+				return sdk.TextResult("Completed 3 steps; no progress notifications were sent: the request has no progress token (_meta.progressToken)"), nil
+			}
+			return sdk.TextResult(fmt.Sprint(token)), nil
 		})
 
 	addTool("test_error_handling", "Tests error response handling",

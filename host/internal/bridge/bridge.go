@@ -46,12 +46,16 @@ type Tool struct {
 // characters from A-Z, a-z, 0-9, '_', '-' and '.'.
 var validToolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 
-// envelope builds the ABI input for an export.
-func envelope(request any, meta map[string]any, caps *mcp.ClientCapabilities) ([]byte, error) {
+// envelope builds the ABI input for an export; match, when not nil, is
+// the resource template a read_resource URI matched.
+func envelope(request any, meta map[string]any, caps *mcp.ClientCapabilities, match *TemplateMatch) ([]byte, error) {
 	in := struct {
 		Request any             `json:"request,omitempty"`
 		Context abi.CallContext `json:"context"`
 	}{Request: request, Context: abi.CallContext{Meta: meta, ID: json.RawMessage(strconv.FormatInt(rand.Int64N(1<<53), 10))}}
+	if match != nil {
+		in.Context.URITemplate, in.Context.URIVariables = match.Template, match.Variables
+	}
 	if in.Context.Meta == nil {
 		in.Context.Meta = map[string]any{}
 	}
@@ -186,7 +190,7 @@ func CallTool(ctx context.Context, p Caller, tool Tool, req *mcp.CallToolRequest
 	params := *req.Params
 	params.Name = tool.PluginName
 	params.Arguments = args
-	res, err := invoke[mcp.CallToolResult](ctx, p, abi.ExportCallTool, &params, req.Params.Meta, req.ClientCapabilities())
+	res, err := invoke[mcp.CallToolResult](ctx, p, abi.ExportCallTool, &params, req.Params.Meta, req.ClientCapabilities(), nil)
 	if err == nil && len(res.InputRequests) > 0 {
 		// An input-required result carries no content; the decoder gave it
 		// an empty list.
@@ -209,15 +213,15 @@ func checkStructured(tool Tool, structured any) error {
 		return fmt.Errorf("tool %q declares an outputSchema but its result has no structuredContent", tool.MCP.Name)
 	}
 	if err := tool.Output.Validate(structured); err != nil {
-		return fmt.Errorf("tool %q: structuredContent does not match its outputSchema: %s", tool.MCP.Name, shorten(err.Error()))
+		return fmt.Errorf("tool %q: structuredContent does not match its outputSchema: %s", tool.MCP.Name, shorten(plainValidationError(err.Error(), "property")))
 	}
 	return nil
 }
 
 // invoke calls export with request in the ABI envelope and decodes the
 // plugin's output as R. Errors are JSON-RPC errors for the client.
-func invoke[R any](ctx context.Context, p Caller, export string, request any, meta map[string]any, caps *mcp.ClientCapabilities) (*R, error) {
-	in, err := envelope(request, meta, caps)
+func invoke[R any](ctx context.Context, p Caller, export string, request any, meta map[string]any, caps *mcp.ClientCapabilities, match *TemplateMatch) (*R, error) {
+	in, err := envelope(request, meta, caps, match)
 	if err != nil {
 		return nil, RPCError(err)
 	}
@@ -234,7 +238,7 @@ func invoke[R any](ctx context.Context, p Caller, export string, request any, me
 
 // list calls a list export at load time and decodes its output as R.
 func list[R any](ctx context.Context, p Caller, export string) (*R, error) {
-	in, err := envelope(nil, nil, nil)
+	in, err := envelope(nil, nil, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +263,7 @@ func checkArguments(tool Tool, raw json.RawMessage) (json.RawMessage, error) {
 		}
 	}
 	if err := tool.Input.Validate(args); err != nil {
-		return nil, fmt.Errorf("tool %q: invalid arguments: %s", tool.MCP.Name, shorten(err.Error()))
+		return nil, fmt.Errorf("tool %q: invalid arguments: %s", tool.MCP.Name, shorten(plainValidationError(err.Error(), "argument")))
 	}
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return json.RawMessage("{}"), nil

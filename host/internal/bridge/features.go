@@ -11,9 +11,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/yosida95/uritemplate/v3"
+	yosida "github.com/yosida95/uritemplate/v3"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/uritemplate"
 )
 
 // ListResources asks a plugin for its resources and checks each on its
@@ -104,11 +105,17 @@ func ListResourceTemplates(ctx context.Context, p Caller, lim Limits) (templates
 }
 
 func checkTemplate(t *mcp.ResourceTemplate, seen map[string]bool) error {
-	if _, err := uritemplate.New(t.URITemplate); err != nil {
+	parsed, err := uritemplate.Parse(t.URITemplate)
+	if err != nil {
 		return fmt.Errorf("not an RFC 6570 URI template: %w", err)
 	}
-	if u, err := url.Parse(t.URITemplate); err != nil || u.Scheme == "" {
-		return errors.New("not an absolute URI template")
+	if parsed.Scheme() == "" {
+		return errors.New(`has no scheme: an absolute URI template begins with one, e.g. "note://{id}" (RFC 3986)`)
+	}
+	// go-sdk parses it again when it is registered, with its own parser,
+	// and panics if that refuses it.
+	if _, err := yosida.New(t.URITemplate); err != nil {
+		return fmt.Errorf("not a URI template go-sdk can serve: %w", err)
 	}
 	if t.Name == "" {
 		return errors.New("name is missing")
@@ -119,9 +126,21 @@ func checkTemplate(t *mcp.ResourceTemplate, seen map[string]bool) error {
 	return nil
 }
 
-// ReadResource asks the plugin for a resource's contents.
-func ReadResource(ctx context.Context, p Caller, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	res, err := invoke[mcp.ReadResourceResult](ctx, p, abi.ExportReadResource, req.Params, req.Params.Meta, req.ClientCapabilities())
+// TemplateMatch is a resource template a URI matched, and the values of
+// its variables in the URI.
+type TemplateMatch struct {
+	// Template is the template as the plugin listed it.
+	Template string
+	// Variables are the values Template.Match gave (see
+	// uritemplate.Template.Match).
+	Variables map[string]any
+}
+
+// ReadResource asks the plugin for a resource's contents. match, when the
+// URI is not one of the plugin's resources, is the template it matched,
+// whose variables the plugin receives in the call's context.
+func ReadResource(ctx context.Context, p Caller, req *mcp.ReadResourceRequest, match *TemplateMatch) (*mcp.ReadResourceResult, error) {
+	res, err := invoke[mcp.ReadResourceResult](ctx, p, abi.ExportReadResource, req.Params, req.Params.Meta, req.ClientCapabilities(), match)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +216,7 @@ func GetPrompt(ctx context.Context, p Caller, prompt *mcp.Prompt, pluginName str
 	}
 	params := *req.Params
 	params.Name = pluginName
-	res, err := invoke[mcp.GetPromptResult](ctx, p, abi.ExportGetPrompt, &params, req.Params.Meta, req.ClientCapabilities())
+	res, err := invoke[mcp.GetPromptResult](ctx, p, abi.ExportGetPrompt, &params, req.Params.Meta, req.ClientCapabilities(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +236,7 @@ func GetPrompt(ctx context.Context, p Caller, prompt *mcp.Prompt, pluginName str
 func Complete(ctx context.Context, p Caller, ref *mcp.CompleteReference, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	params := *req.Params
 	params.Ref = ref
-	res, err := invoke[mcp.CompleteResult](ctx, p, abi.ExportComplete, &params, req.Params.Meta, req.ClientCapabilities())
+	res, err := invoke[mcp.CompleteResult](ctx, p, abi.ExportComplete, &params, req.Params.Meta, req.ClientCapabilities(), nil)
 	if err != nil {
 		return nil, err
 	}

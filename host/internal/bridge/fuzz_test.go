@@ -42,7 +42,7 @@ func FuzzPluginOutput(f *testing.F) {
 		ListResourceTemplates(ctx, p, Limits{})
 		ListPrompts(ctx, p, Limits{})
 		CallTool(ctx, p, tool, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "t"}})
-		ReadResource(ctx, p, &mcp.ReadResourceRequest{Params: &mcp.ReadResourceParams{URI: "test://a"}})
+		ReadResource(ctx, p, &mcp.ReadResourceRequest{Params: &mcp.ReadResourceParams{URI: "test://a"}}, nil)
 		GetPrompt(ctx, p, &mcp.Prompt{Name: "p"}, "p", &mcp.GetPromptRequest{Params: &mcp.GetPromptParams{Name: "p"}})
 		Complete(ctx, p, &mcp.CompleteReference{Type: "ref/prompt", Name: "p"}, &mcp.CompleteRequest{Params: &mcp.CompleteParams{}})
 	})

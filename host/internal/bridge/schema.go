@@ -59,8 +59,9 @@ func newSchemaCache() *schemaCache {
 }
 
 // compile checks raw, a schema as the plugin listed it, and resolves it.
-// It refuses what could not be validated with bounded work: a schema too
-// big, a $ref to anything outside it (nothing is ever fetched), a cycle of
+// It refuses what is not a JSON Schema of its dialect (see
+// checkMetaSchema), and what could not be validated with bounded work: a
+// schema too big, a $ref to anything outside it (nothing is ever fetched), a cycle of
 // references that consumes nothing of the value being validated (which
 // would recurse until the stack overflows and the process dies), or one
 // whose validation multiplies the work beyond the budget even for a
@@ -81,6 +82,13 @@ func (c *schemaCache) compile(raw json.RawMessage) (*Schema, error) {
 			sh.schemas, c.left, maxPluginSchemas)
 	}
 	c.left -= sh.schemas
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("not JSON: %w", err)
+	}
+	if err := checkMetaSchema(doc); err != nil {
+		return nil, fmt.Errorf("not a valid JSON Schema: %w", err)
+	}
 	var js jsonschema.Schema
 	if err := json.Unmarshal(raw, &js); err != nil {
 		return nil, fmt.Errorf("not a JSON Schema: %w", err)
