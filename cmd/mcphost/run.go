@@ -262,7 +262,9 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if f.logLevel != "" {
 		level = f.logLevel
 	}
-	h, err := host.New(ctx, cfg, host.Options{Logger: newLogger(level, stderr), Version: buildVersion()})
+	// validate only looks: it writes no lock file, audit log or cache.
+	cfg.Server.Watch = false
+	h, err := host.New(ctx, cfg, host.Options{Logger: newLogger(level, stderr), Version: buildVersion(), ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.config, err)
 	}

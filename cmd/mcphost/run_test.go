@@ -72,6 +72,39 @@ func TestValidateGoodConfig(t *testing.T) {
 	}
 }
 
+// TestValidateWritesNothing: validate loads every plugin and compares it
+// with the lock file, but leaves the config's directory as it found it —
+// no lock file, no audit log.
+func TestValidateWritesNothing(t *testing.T) {
+	cfg := testutil.WriteConfig(t, fmt.Sprintf(`
+[server.audit]
+file = "audit.jsonl"
+
+[[plugin]]
+name = "hello"
+path = %q
+`, testutil.GoPlugin(t, "plugins/hello")))
+	dir := filepath.Dir(cfg)
+	listing := func() []string {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+	before := listing()
+	if out, stderr, err := runCLI(t, "validate", "--config", cfg); err != nil {
+		t.Fatalf("validate: %v\n%s%s", err, out, stderr)
+	}
+	if after := listing(); !slices.Equal(before, after) {
+		t.Errorf("validate changed %s: before %q, after %q", dir, before, after)
+	}
+}
+
 func TestValidateBadConfigs(t *testing.T) {
 	dir := t.TempDir()
 	notWasm := filepath.Join(dir, "notwasm.wasm")
