@@ -3,7 +3,6 @@ package main
 import (
 	"embed"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -46,11 +45,10 @@ type scaffold struct {
 }
 
 func runNew(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("mcphost plugin new", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("mcphost plugin new [--lang go|c|rust|as|wat] NAME [DIR]")
 	lang := fs.String("lang", "go", "language: go, c, rust, as (AssemblyScript), wat")
-	if err := fs.Parse(args); err != nil {
-		return &usageError{err.Error()}
+	if err := parseArgs(fs, args, stdout, stderr); err != nil {
+		return err
 	}
 	if fs.NArg() < 1 || fs.NArg() > 2 {
 		return &usageError{"usage: mcphost plugin new --lang LANG NAME [DIR]"}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -53,16 +52,15 @@ func (kv keyValues) Set(s string) error {
 // runPluginTest loads one plugin alone, in the default sandbox, and
 // exercises everything it offers through a real MCP client.
 func runPluginTest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("mcphost plugin test", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("mcphost plugin test [--args TOOL=JSON]... [--config-value KEY=VALUE]... [--timeout D] [--json] FILE.wasm")
 	toolArgs := keyValues{}
 	pluginConfig := keyValues{}
 	fs.Var(toolArgs, "args", "`TOOL=JSON` arguments for a tool instead of generated ones (repeatable)")
 	fs.Var(pluginConfig, "config-value", "`KEY=VALUE` handed to the plugin as config (repeatable)")
 	timeout := fs.Duration("timeout", 10*time.Second, "deadline of each call")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
-		return &usageError{err.Error()}
+	if err := parseArgs(fs, args, stdout, stderr); err != nil {
+		return err
 	}
 	if fs.NArg() != 1 {
 		return &usageError{"usage: mcphost plugin test [--args TOOL=JSON]... [--config-value KEY=VALUE]... [--timeout D] [--json] FILE.wasm"}

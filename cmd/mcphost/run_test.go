@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -45,10 +47,55 @@ path = %q
 `, testutil.GoPlugin(t, "plugins/hello")))
 }
 
+// TestVersion: version prints the build's Go version and platform, and
+// the VCS commit with its time and dirty flag when the build has them.
 func TestVersion(t *testing.T) {
 	out, _, err := runCLI(t, "version")
-	if err != nil || !strings.HasPrefix(out, "mcphost ") {
-		t.Errorf("version = %q, %v", out, err)
+	if err != nil || !strings.HasPrefix(out, "mcphost ") || !strings.Contains(out, runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH) {
+		t.Errorf("version = %q, %v; want the Go version and platform", out, err)
+	}
+	bi := &debug.BuildInfo{GoVersion: "go1.26.1", Settings: []debug.BuildSetting{
+		{Key: "GOOS", Value: "linux"}, {Key: "GOARCH", Value: "arm64"},
+		{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "3b16f80c1d2e4f5a6b7c8d9e0f1a2b3c4d5e6f7a"},
+		{Key: "vcs.time", Value: "2026-11-25T12:29:19Z"}, {Key: "vcs.modified", Value: "true"},
+	}}
+	want := "mcphost v1.2.3 (commit 3b16f80c1d2e, 2026-11-25T12:29:19Z, modified; go1.26.1 linux/arm64)"
+	if got := describeBuild("v1.2.3", bi); got != want {
+		t.Errorf("describeBuild =\n%s\nwant\n%s", got, want)
+	}
+	bi.Settings = bi.Settings[:2]
+	if got := describeBuild("dev", bi); got != "mcphost dev (no VCS information; go1.26.1 linux/arm64)" {
+		t.Errorf("describeBuild without VCS = %s", got)
+	}
+}
+
+// TestHelpIsNotAnError: -h and --help on every command print its usage to
+// stdout and succeed; "plugin --help" lists the plugin subcommands.
+func TestHelpIsNotAnError(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--help"}, "mcphost serve"},
+		{[]string{"serve", "--help"}, "Usage: mcphost serve [--config FILE]"},
+		{[]string{"serve", "-h"}, "-stateless"},
+		{[]string{"validate", "--help"}, "Usage: mcphost validate"},
+		{[]string{"plugin", "--help"}, "mcphost plugin inspect"},
+		{[]string{"plugin", "help"}, "mcphost plugin accept"},
+		{[]string{"plugin", "test", "--help"}, "-config-value KEY=VALUE"},
+		{[]string{"plugin", "inspect", "-h"}, "Usage: mcphost plugin inspect"},
+		{[]string{"plugin", "new", "--help"}, "-lang"},
+		{[]string{"plugin", "accept", "--help"}, "Usage: mcphost plugin accept"},
+	} {
+		out, stderr, err := runCLI(t, tc.args...)
+		if err != nil || !strings.Contains(out, tc.want) {
+			t.Errorf("mcphost %s = %v\nstdout:\n%s\nstderr:\n%s\nwant stdout to contain %q", strings.Join(tc.args, " "), err, out, stderr, tc.want)
+		}
+	}
+	// A mistake still is one: exit 2, usage on stderr.
+	out, stderr, err := runCLI(t, "serve", "--nope")
+	if err == nil || exitCode(err) != 2 || out != "" || !strings.Contains(stderr, "Usage: mcphost serve") {
+		t.Errorf("serve --nope = %v (exit %d)\nstdout %q\nstderr %q", err, exitCode(err), out, stderr)
 	}
 }
 
