@@ -316,6 +316,36 @@ func TestPluginNewScaffoldsPluginsThatLoad(t *testing.T) {
 	}
 }
 
+// TestPluginNewGoBuildsWhereItIsMade: a Go scaffold made outside the
+// repository is a module of its own that builds in its directory as its
+// README says — offline, against this checkout — and passes plugin test.
+func TestPluginNewGoBuildsWhereItIsMade(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "greeter")
+	if out, stderr, err := runCLI(t, "plugin", "new", "--lang", "go", "greeter", dir); err != nil {
+		t.Fatalf("plugin new: %v\n%s%s", err, out, stderr)
+	}
+	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const build = "GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o greeter.wasm ."
+	if !strings.Contains(string(readme), build) || !strings.Contains(string(readme), testutil.RepoRoot(t)) {
+		t.Errorf("README.md does not say to run %q here, against %s:\n%s", build, testutil.RepoRoot(t), readme)
+	}
+	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", "greeter.wasm", ".")
+	cmd.Dir = dir
+	// GOFLAGS is cleared so that -mod=readonly holds: go.mod and go.sum
+	// must be complete as written. GOPROXY=off: no network.
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false", "GOPROXY=off", "GOWORK=off")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build in %s: %v\n%s", dir, err, b)
+	}
+	out, stderr, err := runCLI(t, "plugin", "test", filepath.Join(dir, "greeter.wasm"))
+	if err != nil || !strings.Contains(out, "PASS  tool     greeter_hello") {
+		t.Errorf("plugin test of the scaffold: %v\n%s%s", err, out, stderr)
+	}
+}
+
 func TestPluginAccept(t *testing.T) {
 	cfg := helloConfig(t)
 	out, _, err := runCLI(t, "plugin", "accept", "--config", cfg, "hello")
