@@ -54,6 +54,7 @@ Usage:
   mcphost version                                        print the version
 
 FILE defaults to ./mcphost.toml. Logs go to stderr; stdout carries only MCP messages.
+mcphost COMMAND --help describes a command's flags.
 `
 
 // run is the whole CLI; main only supplies the process's context, arguments
