@@ -92,8 +92,8 @@ var goModTemplate = template.Must(template.New("go.mod").Parse(`module {{.Name}}
 
 go {{.Go}}
 
-require github.com/mcphost/mcphost {{.Version}}
-{{if .PDK}}
+{{if .Version}}require github.com/mcphost/mcphost {{.Version}}
+{{end}}{{if .PDK}}
 require github.com/extism/go-pdk {{.PDK}} // indirect
 {{end}}{{if .Replace}}
 // The SDK comes from the mcphost checkout this plugin was made from (see
@@ -109,15 +109,18 @@ replace github.com/mcphost/mcphost => {{.Replace}}
 // filled). With no checkout it requires the release this binary is, if it
 // is one.
 func writeGoModule(dir, name string, m goModule) ([]string, error) {
+	// Version stays empty with neither a checkout nor a release: go mod
+	// tidy then requires the latest mcphost.
 	data := struct{ Name, Go, Version, PDK, Replace string }{
-		Name: name, Go: strings.TrimPrefix(runtime.Version(), "go"),
-		Version: "v0.0.0-00010101000000-000000000000", Replace: m.RepoRoot,
+		Name: name, Go: strings.TrimPrefix(runtime.Version(), "go"), Replace: m.RepoRoot,
 	}
 	if strings.ContainsAny(data.Replace, " \t\"'`") {
 		data.Replace = strconv.Quote(data.Replace)
 	}
 	var sum []byte
 	if m.RepoRoot != "" {
+		// Any version will do: the replace directive supplies the code.
+		data.Version = "v0.0.0-00010101000000-000000000000"
 		mod, err := os.ReadFile(filepath.Join(m.RepoRoot, "go.mod"))
 		if err != nil {
 			return nil, fmt.Errorf("read the checkout's go.mod: %w", err)

@@ -267,6 +267,16 @@ func TestPluginNewScaffoldsPluginsThatLoad(t *testing.T) {
 		{"go", func(t *testing.T, dir, name string) string {
 			out := filepath.Join(dir, name+".wasm")
 			rel, _ := filepath.Rel(root, dir)
+			// Inside the repository it is a package of the module, built
+			// from the root: the README says so with a relative path, even
+			// though plugin new was given an absolute one.
+			readme, _ := os.ReadFile(filepath.Join(dir, "README.md"))
+			if want := "-o " + filepath.ToSlash(rel) + "/" + name + ".wasm ./" + filepath.ToSlash(rel) + "\n"; !strings.Contains(string(readme), want) {
+				t.Errorf("README.md lacks %q:\n%s", want, readme)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+				t.Error("a Go scaffold inside the repository has a go.mod of its own")
+			}
 			cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", out, "./"+filepath.ToSlash(rel))
 			cmd.Dir = root
 			cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
@@ -343,6 +353,29 @@ func TestPluginNewGoBuildsWhereItIsMade(t *testing.T) {
 	out, stderr, err := runCLI(t, "plugin", "test", filepath.Join(dir, "greeter.wasm"))
 	if err != nil || !strings.Contains(out, "PASS  tool     greeter_hello") {
 		t.Errorf("plugin test of the scaffold: %v\n%s%s", err, out, stderr)
+	}
+}
+
+// TestGoModuleWithoutACheckout: with no mcphost checkout to point at, the
+// scaffold's go.mod pins nothing it cannot know: no replace, no made-up
+// version.
+func TestGoModuleWithoutACheckout(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := writeGoModule(dir, "lonely", goModule{}); err != nil {
+		t.Fatal(err)
+	}
+	mod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(mod), "module lonely\n\ngo ") || strings.Contains(string(mod), "replace") || strings.Contains(string(mod), "v0.0.0-") {
+		t.Errorf("go.mod:\n%s", mod)
+	}
+	for v, want := range map[string]bool{"v1.2.3": true, "v1.2.3-rc.1": true, "dev": false,
+		"v0.0.0-20261125122919-3b16f80c1d2e": false, "v1.2.4-0.20261125122919-3b16f80c1d2e": false, "v1.2.3+dirty": false} {
+		if isRelease(v) != want {
+			t.Errorf("isRelease(%q) = %v", v, !want)
+		}
 	}
 }
 
