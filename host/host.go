@@ -62,6 +62,10 @@ type Options struct {
 	// granted HTTP requests (for tests, or to route through something of
 	// the embedder's). Grants and address checks apply all the same.
 	Network *Network
+	// ReadOnly makes the host write nothing to disk, for `mcphost
+	// validate`: the lock file is compared with but never written, no
+	// audit log is opened and plugins compile in memory.
+	ReadOnly bool
 }
 
 // Network resolves host names and dials checked addresses for egress.
@@ -98,6 +102,7 @@ type Host struct {
 	metrics        *metrics
 	audit          *audit.Log // nil: no audit log
 	auditArguments bool
+	readOnly       bool // see Options.ReadOnly
 	// draining is set once shutdown begins: /readyz reports unready.
 	draining atomic.Bool
 
@@ -142,10 +147,13 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 	extism.SetLogLevel(extism.LogLevelDebug)
 
 	h := &Host{cfg: cfg, settings: cfg.Server, logger: logger, relist: make(chan announcement, 16), done: make(chan struct{})}
+	h.readOnly = opts.ReadOnly
 	if opts.Network != nil {
 		h.network = &egress.Network{Resolve: opts.Network.Resolve, Dial: opts.Network.Dial}
 	}
-	h.cacheDir = compilationCacheDir(cfg.Server.CacheDir, logger)
+	if !opts.ReadOnly {
+		h.cacheDir = compilationCacheDir(cfg.Server.CacheDir, logger)
+	}
 
 	loaded, errs := h.loadPlugins(ctx, cfg.Plugins, nil)
 	var failed []error
@@ -192,7 +200,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 		},
 	})
 	h.metrics = newMetrics(h)
-	if cfg.Server.Audit.File != "" {
+	if cfg.Server.Audit.File != "" && !opts.ReadOnly {
 		stderr := opts.Stderr
 		if stderr == nil {
 			stderr = os.Stderr

@@ -110,7 +110,8 @@ func (g *originGuard) wrap(next http.Handler) http.Handler {
 
 // ServeHTTP serves MCP over Streamable HTTP on ln until ctx is done, then
 // stops accepting, lets requests in flight finish for at most grace, and
-// returns. ready, if non-nil, is called once the server accepts requests.
+// returns. ln is listening already, so clients may connect before it is
+// called.
 func (h *Host) ServeHTTP(ctx context.Context, ln net.Listener, grace time.Duration) error {
 	srv := &http.Server{
 		Handler:           h.HTTPHandler(ln.Addr().String()),

@@ -206,7 +206,7 @@ func (h *Host) vet(plugins []*loadedPlugin, path string) (held, []error) {
 		problems = append(problems, fmt.Errorf("plugin %q offers definitions that differ from the ones accepted in %s: %v; held out (on_change = \"refuse\") until `mcphost plugin accept %s`",
 			lp.cfg.Name, path, changed, lp.cfg.Name))
 	}
-	if dirty {
+	if dirty && !h.readOnly {
 		if err := lock.write(path); err != nil {
 			problems = append(problems, err)
 		}

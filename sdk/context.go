@@ -59,8 +59,11 @@ func (c *Context) withParams(meta json.RawMessage, responses map[string]json.Raw
 	c.requestState = state
 }
 
-// RequestID returns the JSON-RPC id of the client's request, or nil when the
-// host did not pass it.
+// RequestID returns the id the host gave this call (context.id of the
+// ABI envelope): a random number, to tell calls apart in logs, or nil when
+// the host did not pass one. It is not the client's JSON-RPC id, which the
+// host does not see, and each round of a multi-round-trip call (see
+// [Context.RequestState]) gets a new one.
 func (c *Context) RequestID() json.RawMessage { return c.id }
 
 // Meta returns the request's _meta object (nil when there is none). Do not

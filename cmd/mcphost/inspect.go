@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -58,11 +57,24 @@ var importNeeds = map[string]string{
 // providedModules are the import modules the host satisfies.
 var providedModules = []string{"extism:host/env", "extism:host/user", "wasi_snapshot_preview1"}
 
+const pluginUsage = `Usage:
+  mcphost plugin inspect [--json] FILE.wasm              what a plugin offers and would need granted
+  mcphost plugin test [--args TOOL=JSON]... FILE.wasm    call everything a plugin offers, check the replies
+  mcphost plugin new --lang go|c|rust|as|wat NAME [DIR]  scaffold a plugin that builds and loads as is
+  mcphost plugin accept [--config FILE] [NAME...]        accept plugins' changed tool definitions (lock file)
+
+mcphost plugin SUBCOMMAND --help describes a subcommand's flags.
+`
+
 func runPlugin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
+		fmt.Fprint(stderr, pluginUsage)
 		return &usageError{"plugin: expected a subcommand: inspect, test, new, accept"}
 	}
 	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, pluginUsage)
+		return nil
 	case "inspect":
 		return runInspect(ctx, args[1:], stdout, stderr)
 	case "test":
@@ -72,16 +84,16 @@ func runPlugin(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	case "accept":
 		return runAccept(ctx, args[1:], stdout, stderr)
 	default:
+		fmt.Fprint(stderr, pluginUsage)
 		return &usageError{fmt.Sprintf("plugin: unknown subcommand %q (expected inspect, test, new, accept)", args[0])}
 	}
 }
 
 func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("mcphost plugin inspect", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("mcphost plugin inspect [--json] FILE.wasm")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
-		return &usageError{err.Error()}
+	if err := parseArgs(fs, args, stdout, stderr); err != nil {
+		return err
 	}
 	if fs.NArg() != 1 {
 		return &usageError{"usage: mcphost plugin inspect [--json] FILE.wasm"}
@@ -194,11 +206,10 @@ func printInspection(w io.Writer, in *inspection) {
 // runAccept records the current definitions of the named plugins (all when
 // none is named) in the lock file.
 func runAccept(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("mcphost plugin accept", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("mcphost plugin accept [--config FILE] [NAME...]")
 	config := fs.String("config", "mcphost.toml", "config file")
-	if err := fs.Parse(args); err != nil {
-		return &usageError{err.Error()}
+	if err := parseArgs(fs, args, stdout, stderr); err != nil {
+		return err
 	}
 	cfg, err := host.LoadConfig(*config)
 	if err != nil {

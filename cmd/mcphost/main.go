@@ -2,9 +2,12 @@
 //
 // Usage:
 //
-//	mcphost serve    [--config FILE]   serve MCP over stdio
-//	mcphost validate [--config FILE]   load the config and every plugin, then exit
+//	mcphost serve    [--config FILE] [--http ADDR]   serve MCP over stdio or Streamable HTTP
+//	mcphost validate [--config FILE]                 load the config and every plugin, then exit
+//	mcphost plugin inspect|test|new|accept …         work on one plugin
 //	mcphost version
+//
+// Every command takes --help.
 package main
 
 import (

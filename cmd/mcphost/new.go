@@ -3,7 +3,6 @@ package main
 import (
 	"embed"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -39,6 +38,9 @@ type scaffold struct {
 	Name string // the plugin's name
 	Dir  string // where it is written, as given (slash-separated)
 
+	// Go only: how the scaffold finds the SDK (see goModule).
+	Go goModule
+
 	// WAT only: the JSON the plugin outputs, escaped for a WAT string,
 	// with its unescaped length and where it is placed in memory.
 	ToolsJSON, ResultJSON             string
@@ -46,11 +48,10 @@ type scaffold struct {
 }
 
 func runNew(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("mcphost plugin new", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("mcphost plugin new [--lang go|c|rust|as|wat] NAME [DIR]")
 	lang := fs.String("lang", "go", "language: go, c, rust, as (AssemblyScript), wat")
-	if err := fs.Parse(args); err != nil {
-		return &usageError{err.Error()}
+	if err := parseArgs(fs, args, stdout, stderr); err != nil {
+		return err
 	}
 	if fs.NArg() < 1 || fs.NArg() > 2 {
 		return &usageError{"usage: mcphost plugin new --lang LANG NAME [DIR]"}
@@ -67,9 +68,24 @@ func runNew(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() == 2 {
 		dir = filepath.ToSlash(fs.Arg(1))
 	}
-	written, err := writeScaffold(tmplDir, dir, newScaffold(name, dir))
+	data := newScaffold(name, dir)
+	if tmplDir == "go" {
+		m, err := findGoModule(dir)
+		if err != nil {
+			return fmt.Errorf("plugin new: %w", err)
+		}
+		data.Go = m
+	}
+	written, err := writeScaffold(tmplDir, dir, data)
 	if err != nil {
 		return fmt.Errorf("plugin new: %w", err)
+	}
+	if tmplDir == "go" && !data.Go.InRepo {
+		mod, err := writeGoModule(dir, name, data.Go)
+		written = append(written, mod...)
+		if err != nil {
+			return fmt.Errorf("plugin new: %w", err)
+		}
 	}
 	for _, f := range written {
 		fmt.Fprintf(stdout, "wrote %s\n", f)

@@ -3,15 +3,17 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/mcphost/mcphost/host"
 )
@@ -34,6 +36,46 @@ type check struct {
 	Detail string          `json:"detail,omitempty"`
 	Args   json.RawMessage `json:"arguments,omitempty"`
 	Took   time.Duration   `json:"tookNs,omitempty"`
+	// Output is what the plugin wrote to stdout and stderr during the
+	// call ("stderr: panic: …"): a Go plugin's panic, for one, is there
+	// and not in the error, which says only that the module trapped.
+	Output []string `json:"output,omitempty"`
+}
+
+// outputSink collects, for `plugin test`, the lines of stdout and stderr
+// that the host logs for a plugin ("plugin output"), whatever the log
+// level.
+type outputSink struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+// Accept implements hclog.SinkAdapter.
+func (s *outputSink) Accept(_ string, _ hclog.Level, msg string, args ...any) {
+	if msg != "plugin output" {
+		return
+	}
+	var stream, line string
+	for i := 0; i+1 < len(args); i += 2 {
+		switch args[i] {
+		case "stream":
+			stream = fmt.Sprint(args[i+1])
+		case "line":
+			line = fmt.Sprint(args[i+1])
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lines = append(s.lines, stream+": "+line)
+}
+
+// take returns the lines collected since the last take.
+func (s *outputSink) take() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lines := s.lines
+	s.lines = nil
+	return lines
 }
 
 // keyValues is a repeatable NAME=VALUE flag.
@@ -53,16 +95,15 @@ func (kv keyValues) Set(s string) error {
 // runPluginTest loads one plugin alone, in the default sandbox, and
 // exercises everything it offers through a real MCP client.
 func runPluginTest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("mcphost plugin test", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("mcphost plugin test [--args TOOL=JSON]... [--config-value KEY=VALUE]... [--timeout D] [--json] FILE.wasm")
 	toolArgs := keyValues{}
 	pluginConfig := keyValues{}
 	fs.Var(toolArgs, "args", "`TOOL=JSON` arguments for a tool instead of generated ones (repeatable)")
 	fs.Var(pluginConfig, "config-value", "`KEY=VALUE` handed to the plugin as config (repeatable)")
 	timeout := fs.Duration("timeout", 10*time.Second, "deadline of each call")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
-		return &usageError{err.Error()}
+	if err := parseArgs(fs, args, stdout, stderr); err != nil {
+		return err
 	}
 	if fs.NArg() != 1 {
 		return &usageError{"usage: mcphost plugin test [--args TOOL=JSON]... [--config-value KEY=VALUE]... [--timeout D] [--json] FILE.wasm"}
@@ -107,7 +148,10 @@ func testPlugin(ctx context.Context, path string, toolArgs, pluginConfig map[str
 			extra += fmt.Sprintf("%q = %q\n", k, v)
 		}
 	}
-	h, err := loadAlone(ctx, "tested", path, extra, host.Options{Logger: newLogger("warn", stderr)})
+	logger := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: "mcphost", Level: hclog.Warn, Output: stderr})
+	output := &outputSink{}
+	logger.RegisterSink(output)
+	h, err := loadAlone(ctx, "tested", path, extra, host.Options{Logger: logger})
 	if err != nil {
 		return []check{{Status: checkFail, Kind: "plugin", Name: path, Detail: err.Error()}}, nil
 	}
@@ -141,29 +185,42 @@ func testPlugin(ctx context.Context, path string, toolArgs, pluginConfig map[str
 	defer cs.Close()
 
 	var checks []check
+	// add records a check with what the plugin wrote meanwhile.
+	add := func(c check) {
+		c.Output = output.take()
+		checks = append(checks, c)
+	}
+	output.take() // what loading wrote
 	for tool, err := range cs.Tools(ctx, nil) {
 		if err != nil {
-			checks = append(checks, check{Status: checkFail, Kind: "tool", Name: "tools/list", Detail: err.Error()})
+			add(check{Status: checkFail, Kind: "tool", Name: "tools/list", Detail: err.Error()})
 			break
 		}
-		checks = append(checks, testTool(ctx, cs, tool, toolArgs[tool.Name]))
+		add(testTool(ctx, cs, tool, toolArgs[tool.Name]))
 	}
 	for res, err := range cs.Resources(ctx, nil) {
 		if err != nil {
-			checks = append(checks, check{Status: checkFail, Kind: "resource", Name: "resources/list", Detail: err.Error()})
+			add(check{Status: checkFail, Kind: "resource", Name: "resources/list", Detail: err.Error()})
 			break
 		}
-		checks = append(checks, testResource(ctx, cs, res))
+		add(testResource(ctx, cs, res))
+	}
+	for tmpl, err := range cs.ResourceTemplates(ctx, nil) {
+		if err != nil {
+			add(check{Status: checkFail, Kind: "template", Name: "resources/templates/list", Detail: err.Error()})
+			break
+		}
+		add(testTemplate(ctx, cs, tmpl, toolArgs[tmpl.URITemplate]))
 	}
 	for prompt, err := range cs.Prompts(ctx, nil) {
 		if err != nil {
-			checks = append(checks, check{Status: checkFail, Kind: "prompt", Name: "prompts/list", Detail: err.Error()})
+			add(check{Status: checkFail, Kind: "prompt", Name: "prompts/list", Detail: err.Error()})
 			break
 		}
-		checks = append(checks, testPrompt(ctx, cs, prompt, toolArgs[prompt.Name]))
+		add(testPrompt(ctx, cs, prompt, toolArgs[prompt.Name]))
 	}
 	if len(checks) == 0 {
-		checks = append(checks, check{Status: checkWarn, Kind: "plugin", Name: path, Detail: "offers no tools, resources or prompts"})
+		checks = append(checks, check{Status: checkWarn, Kind: "plugin", Name: path, Detail: "offers no tools, resources, resource templates or prompts"})
 	}
 	return checks, nil
 }
@@ -226,6 +283,64 @@ func testResource(ctx context.Context, cs *mcp.ClientSession, r *mcp.Resource) c
 	for _, rc := range res.Contents {
 		if rc == nil || rc.URI == "" {
 			c.Status, c.Detail = checkFail, "a content item has no uri"
+		}
+	}
+	return c
+}
+
+// testTemplate reads one resource of a resource template: its variables
+// are the given ones (--args TEMPLATE=JSON object of strings), else the
+// plugin's first completion for each, else "example". A template that is
+// not RFC 6570 fails; a read that fails is a warning, since the plugin may
+// well have no resource at the made-up URI.
+func testTemplate(ctx context.Context, cs *mcp.ClientSession, t *mcp.ResourceTemplate, given string) check {
+	c := check{Kind: "template", Name: t.URITemplate}
+	tmpl, err := uritemplate.New(t.URITemplate)
+	if err != nil {
+		c.Status, c.Detail = checkFail, "not an RFC 6570 URI template: "+err.Error()
+		return c
+	}
+	vars := map[string]string{}
+	if given != "" {
+		if err := json.Unmarshal([]byte(given), &vars); err != nil {
+			c.Status, c.Detail = checkSkip, fmt.Sprintf("--args %s: a template's variables are a JSON object of strings: %v", t.URITemplate, err)
+			return c
+		}
+	}
+	values := uritemplate.Values{}
+	for _, name := range tmpl.Varnames() {
+		if _, ok := vars[name]; !ok {
+			vars[name] = "example"
+			res, err := cs.Complete(ctx, &mcp.CompleteParams{
+				Ref:      &mcp.CompleteReference{Type: "ref/resource", URI: t.URITemplate},
+				Argument: mcp.CompleteParamsArgument{Name: name},
+			})
+			if err == nil && len(res.Completion.Values) > 0 {
+				vars[name] = res.Completion.Values[0]
+			}
+		}
+		values.Set(name, uritemplate.String(vars[name]))
+	}
+	c.Args, _ = json.Marshal(vars)
+	uri, err := tmpl.Expand(values)
+	if err != nil {
+		c.Status, c.Detail = checkFail, "expand: "+err.Error()
+		return c
+	}
+	began := time.Now()
+	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	c.Took = time.Since(began)
+	if err != nil {
+		c.Status, c.Detail = checkWarn, fmt.Sprintf("read %s: %v (pass --args '%s={...}' with variables it knows)", uri, err, t.URITemplate)
+		return c
+	}
+	c.Status, c.Detail = checkPass, "read "+uri
+	if len(res.Contents) == 0 {
+		c.Status, c.Detail = checkFail, "read "+uri+" returned no contents"
+	}
+	for _, rc := range res.Contents {
+		if rc == nil || rc.URI == "" {
+			c.Status, c.Detail = checkFail, "read "+uri+": a content item has no uri"
 		}
 	}
 	return c
@@ -443,6 +558,10 @@ func stringFor(s *jsonschema.Schema) string {
 	return v
 }
 
+// maxOutputShown bounds the lines of a plugin's output printed under a
+// check.
+const maxOutputShown = 12
+
 func printChecks(w io.Writer, checks []check) {
 	counts := map[checkStatus]int{}
 	for _, c := range checks {
@@ -458,6 +577,17 @@ func printChecks(w io.Writer, checks []check) {
 			line += ": " + truncate(strings.Join(strings.Fields(c.Detail), " "), 300)
 		}
 		fmt.Fprintln(w, line)
+		// What the plugin wrote, when something is amiss: on a trap it is
+		// often the only account of what happened.
+		if c.Status != checkPass {
+			for i, out := range c.Output {
+				if i == maxOutputShown {
+					fmt.Fprintf(w, "        … %d more lines of output (--json has them all)\n", len(c.Output)-i)
+					break
+				}
+				fmt.Fprintf(w, "        %s\n", truncate(out, 300))
+			}
+		}
 	}
 	fmt.Fprintf(w, "%d checks: %d passed, %d warnings, %d failed, %d skipped\n",
 		len(checks), counts[checkPass], counts[checkWarn], counts[checkFail], counts[checkSkip])

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,5 +87,53 @@ func TestExampleForSatisfiesCommonSchemas(t *testing.T) {
 		if err := resolved.Validate(v); err != nil {
 			t.Errorf("%s: made up %v: %v", text, v, err)
 		}
+	}
+}
+
+// TestPluginTestShowsWhatATrapWrote: a Go plugin's panic traps with only
+// "unreachable"; the panic message is on its stderr, written a few bytes
+// per fd_write. plugin test shows it under the failed check, joined into
+// whole lines.
+func TestPluginTestShowsWhatATrapWrote(t *testing.T) {
+	faulty := testutil.GoPlugin(t, "testdata/plugins/faulty")
+	out, _, err := runCLI(t, "plugin", "test", "--json", "--timeout", "2s", faulty)
+	if err == nil {
+		t.Fatal("plugin test of faulty passed")
+	}
+	var checks []check
+	if err := json.Unmarshal([]byte(out), &checks); err != nil {
+		t.Fatalf("--json output: %v\n%s", err, out)
+	}
+	var panicked *check
+	for i := range checks {
+		if checks[i].Name == "panic" {
+			panicked = &checks[i]
+		}
+	}
+	if panicked == nil || panicked.Status != checkFail {
+		t.Fatalf("panic check = %+v", panicked)
+	}
+	for _, want := range []string{"stderr: panic: faulty: deliberate panic", "stderr: goroutine 1 [running]:", "stderr: main.callTool()"} {
+		if !slices.Contains(panicked.Output, want) {
+			t.Errorf("output of the panic check lacks the line %q:\n%s", want, strings.Join(panicked.Output, "\n"))
+		}
+	}
+	text, _, _ := runCLI(t, "plugin", "test", "--timeout", "2s", faulty)
+	if !strings.Contains(text, "call_tool: wasm error: unreachable\n        stderr: panic: faulty: deliberate panic\n") {
+		t.Errorf("the report does not show the panic under the failed check:\n%s", text)
+	}
+}
+
+// TestPluginTestReadsResourceTemplates: each resource template is
+// expanded (given variables, else made up) and read.
+func TestPluginTestReadsResourceTemplates(t *testing.T) {
+	everything := testutil.GoPlugin(t, "plugins/everything")
+	out, stderr, err := runCLI(t, "plugin", "test", "--args", `test://template/{id}/data={"id":"42"}`, everything)
+	if !strings.Contains(out, `PASS  template test://template/{id}/data`) || !strings.Contains(out, "read test://template/42/data") {
+		t.Errorf("plugin test does not read the template with the given id: %v\n%s\n%s", err, out, stderr)
+	}
+	out, _, _ = runCLI(t, "plugin", "test", everything)
+	if !strings.Contains(out, `PASS  template test://template/{id}/data`) || !strings.Contains(out, `args {"id":"example"}`) {
+		t.Errorf("plugin test does not read the template with a made-up id:\n%s", out)
 	}
 }

@@ -54,11 +54,22 @@ Usage:
   mcphost version                                        print the version
 
 FILE defaults to ./mcphost.toml. Logs go to stderr; stdout carries only MCP messages.
+mcphost COMMAND --help describes a command's flags.
 `
 
 // run is the whole CLI; main only supplies the process's context, arguments
 // and streams, which keeps every command testable in-process.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	err := dispatch(ctx, args, stdin, stdout, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		// The usage asked for is printed; that is a success.
+		return nil
+	}
+	return err
+}
+
+// dispatch runs the command args name.
+func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return &usageError{"no command given"}
@@ -71,7 +82,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "plugin":
 		return runPlugin(ctx, rest, stdout, stderr)
 	case "version", "--version":
-		fmt.Fprintf(stdout, "mcphost %s\n", buildVersion())
+		fmt.Fprintln(stdout, versionLine())
 		return nil
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
@@ -89,18 +100,61 @@ type commonFlags struct {
 	stateless bool
 }
 
-func parseFlags(name string, args []string, stderr io.Writer) (commonFlags, error) {
+// flagSet is a subcommand's flags and its usage line.
+type flagSet struct {
+	*flag.FlagSet
+	synopsis string
+}
+
+// newFlagSet returns the flag set of a subcommand; synopsis is its usage
+// line, which starts with the command's name.
+func newFlagSet(synopsis string) *flagSet {
+	name, _, _ := strings.Cut(synopsis, " [")
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	// parseArgs prints the usage itself, to stdout or stderr.
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	return &flagSet{FlagSet: fs, synopsis: synopsis}
+}
+
+// parseArgs parses args into fs. Asked for help (-h, --help), it prints
+// the subcommand's usage to stdout and returns flag.ErrHelp, which run
+// turns into a success; a mistake prints the usage to stderr and is a
+// usage error (exit 2).
+func parseArgs(fs *flagSet, args []string, stdout, stderr io.Writer) error {
+	err := fs.Parse(args)
+	if err == nil {
+		return nil
+	}
+	w := stderr
+	if errors.Is(err, flag.ErrHelp) {
+		w = stdout
+	}
+	fmt.Fprintf(w, "Usage: %s\n", fs.synopsis)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return &usageError{err.Error()}
+}
+
+func parseFlags(name string, args []string, stdout, stderr io.Writer) (commonFlags, error) {
 	var f commonFlags
-	fs := flag.NewFlagSet("mcphost "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	synopsis := "mcphost " + name + " [--config FILE] [--log-level LEVEL]"
+	if name == "serve" {
+		synopsis += " [--http ADDR] [--stateless]"
+	}
+	fs := newFlagSet(synopsis)
 	fs.StringVar(&f.config, "config", "mcphost.toml", "config file")
 	fs.StringVar(&f.logLevel, "log-level", "", "log level (trace, debug, info, warn, error); overrides [server] log_level")
 	if name == "serve" {
 		fs.StringVar(&f.http, "http", "", "serve Streamable HTTP on this address (e.g. 127.0.0.1:8808) instead of stdio")
 		fs.BoolVar(&f.stateless, "stateless", false, "serve the stateless 2026-07-28 protocol revision over HTTP")
 	}
-	if err := fs.Parse(args); err != nil {
-		return f, &usageError{err.Error()}
+	if err := parseArgs(fs, args, stdout, stderr); err != nil {
+		return f, err
 	}
 	if fs.NArg() > 0 {
 		return f, &usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
@@ -117,7 +171,7 @@ func newLogger(level string, stderr io.Writer) hclog.Logger {
 }
 
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	f, err := parseFlags("serve", args, stderr)
+	f, err := parseFlags("serve", args, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -250,7 +304,7 @@ func serveHTTP(ctx context.Context, h *host.Host, cfg *host.Config, logger hclog
 }
 
 func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f, err := parseFlags("validate", args, stderr)
+	f, err := parseFlags("validate", args, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -262,7 +316,9 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if f.logLevel != "" {
 		level = f.logLevel
 	}
-	h, err := host.New(ctx, cfg, host.Options{Logger: newLogger(level, stderr), Version: buildVersion()})
+	// validate only looks: it writes no lock file, audit log or cache.
+	cfg.Server.Watch = false
+	h, err := host.New(ctx, cfg, host.Options{Logger: newLogger(level, stderr), Version: buildVersion(), ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.config, err)
 	}
@@ -287,6 +343,9 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	return nil
 }
 
+// buildVersion is the version reported to clients: the one set with
+// -ldflags, else the module's version as the go command stamped it (a
+// release tag, or a pseudo-version made from the commit), else "dev".
 func buildVersion() string {
 	if version != "" {
 		return version
@@ -295,4 +354,47 @@ func buildVersion() string {
 		return bi.Main.Version
 	}
 	return "dev"
+}
+
+// versionLine is what `mcphost version` prints: the version, then what
+// the build information says of the source — the VCS commit, its time and
+// whether the tree had changes not committed — and the Go toolchain:
+//
+//	mcphost v0.0.0-20261125122919-3b16f80c1d2e+dirty (commit 3b16f80c1d2e, 2026-11-25T12:29:19Z, modified; go1.26.1 linux/amd64)
+//
+// A build from a git worktree has no VCS information: the go command
+// stamps it only where .git is a directory.
+func versionLine() string {
+	bi, _ := debug.ReadBuildInfo()
+	return describeBuild(buildVersion(), bi)
+}
+
+// describeBuild formats versionLine from the build information bi (nil
+// when there is none).
+func describeBuild(version string, bi *debug.BuildInfo) string {
+	line := "mcphost " + version
+	if bi == nil {
+		return line
+	}
+	var source []string
+	settings := map[string]string{}
+	for _, s := range bi.Settings {
+		settings[s.Key] = s.Value
+	}
+	if rev := settings["vcs.revision"]; rev != "" {
+		source = append(source, "commit "+rev[:min(len(rev), 12)])
+		if t := settings["vcs.time"]; t != "" {
+			source = append(source, t)
+		}
+		if settings["vcs.modified"] == "true" {
+			source = append(source, "modified")
+		}
+	} else {
+		source = append(source, "no VCS information")
+	}
+	toolchain := bi.GoVersion
+	if settings["GOOS"] != "" {
+		toolchain += " " + settings["GOOS"] + "/" + settings["GOARCH"]
+	}
+	return fmt.Sprintf("%s (%s; %s)", line, strings.Join(source, ", "), toolchain)
 }

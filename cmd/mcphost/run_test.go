@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -45,10 +47,55 @@ path = %q
 `, testutil.GoPlugin(t, "plugins/hello")))
 }
 
+// TestVersion: version prints the build's Go version and platform, and
+// the VCS commit with its time and dirty flag when the build has them.
 func TestVersion(t *testing.T) {
 	out, _, err := runCLI(t, "version")
-	if err != nil || !strings.HasPrefix(out, "mcphost ") {
-		t.Errorf("version = %q, %v", out, err)
+	if err != nil || !strings.HasPrefix(out, "mcphost ") || !strings.Contains(out, runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH) {
+		t.Errorf("version = %q, %v; want the Go version and platform", out, err)
+	}
+	bi := &debug.BuildInfo{GoVersion: "go1.26.1", Settings: []debug.BuildSetting{
+		{Key: "GOOS", Value: "linux"}, {Key: "GOARCH", Value: "arm64"},
+		{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "3b16f80c1d2e4f5a6b7c8d9e0f1a2b3c4d5e6f7a"},
+		{Key: "vcs.time", Value: "2026-11-25T12:29:19Z"}, {Key: "vcs.modified", Value: "true"},
+	}}
+	want := "mcphost v1.2.3 (commit 3b16f80c1d2e, 2026-11-25T12:29:19Z, modified; go1.26.1 linux/arm64)"
+	if got := describeBuild("v1.2.3", bi); got != want {
+		t.Errorf("describeBuild =\n%s\nwant\n%s", got, want)
+	}
+	bi.Settings = bi.Settings[:2]
+	if got := describeBuild("dev", bi); got != "mcphost dev (no VCS information; go1.26.1 linux/arm64)" {
+		t.Errorf("describeBuild without VCS = %s", got)
+	}
+}
+
+// TestHelpIsNotAnError: -h and --help on every command print its usage to
+// stdout and succeed; "plugin --help" lists the plugin subcommands.
+func TestHelpIsNotAnError(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--help"}, "mcphost serve"},
+		{[]string{"serve", "--help"}, "Usage: mcphost serve [--config FILE]"},
+		{[]string{"serve", "-h"}, "-stateless"},
+		{[]string{"validate", "--help"}, "Usage: mcphost validate"},
+		{[]string{"plugin", "--help"}, "mcphost plugin inspect"},
+		{[]string{"plugin", "help"}, "mcphost plugin accept"},
+		{[]string{"plugin", "test", "--help"}, "-config-value KEY=VALUE"},
+		{[]string{"plugin", "inspect", "-h"}, "Usage: mcphost plugin inspect"},
+		{[]string{"plugin", "new", "--help"}, "-lang"},
+		{[]string{"plugin", "accept", "--help"}, "Usage: mcphost plugin accept"},
+	} {
+		out, stderr, err := runCLI(t, tc.args...)
+		if err != nil || !strings.Contains(out, tc.want) {
+			t.Errorf("mcphost %s = %v\nstdout:\n%s\nstderr:\n%s\nwant stdout to contain %q", strings.Join(tc.args, " "), err, out, stderr, tc.want)
+		}
+	}
+	// A mistake still is one: exit 2, usage on stderr.
+	out, stderr, err := runCLI(t, "serve", "--nope")
+	if err == nil || exitCode(err) != 2 || out != "" || !strings.Contains(stderr, "Usage: mcphost serve") {
+		t.Errorf("serve --nope = %v (exit %d)\nstdout %q\nstderr %q", err, exitCode(err), out, stderr)
 	}
 }
 
@@ -69,6 +116,39 @@ func TestValidateGoodConfig(t *testing.T) {
 	if !strings.Contains(out, "ok, 1 plugin(s)") || !strings.Contains(out, "4 tools: add, echo, fail, greet") ||
 		!strings.Contains(out, "grants nothing beyond the sandbox") || !strings.Contains(out, "limits 30s per call") {
 		t.Errorf("validate output = %q", out)
+	}
+}
+
+// TestValidateWritesNothing: validate loads every plugin and compares it
+// with the lock file, but leaves the config's directory as it found it —
+// no lock file, no audit log.
+func TestValidateWritesNothing(t *testing.T) {
+	cfg := testutil.WriteConfig(t, fmt.Sprintf(`
+[server.audit]
+file = "audit.jsonl"
+
+[[plugin]]
+name = "hello"
+path = %q
+`, testutil.GoPlugin(t, "plugins/hello")))
+	dir := filepath.Dir(cfg)
+	listing := func() []string {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+	before := listing()
+	if out, stderr, err := runCLI(t, "validate", "--config", cfg); err != nil {
+		t.Fatalf("validate: %v\n%s%s", err, out, stderr)
+	}
+	if after := listing(); !slices.Equal(before, after) {
+		t.Errorf("validate changed %s: before %q, after %q", dir, before, after)
 	}
 }
 
@@ -187,6 +267,16 @@ func TestPluginNewScaffoldsPluginsThatLoad(t *testing.T) {
 		{"go", func(t *testing.T, dir, name string) string {
 			out := filepath.Join(dir, name+".wasm")
 			rel, _ := filepath.Rel(root, dir)
+			// Inside the repository it is a package of the module, built
+			// from the root: the README says so with a relative path, even
+			// though plugin new was given an absolute one.
+			readme, _ := os.ReadFile(filepath.Join(dir, "README.md"))
+			if want := "-o " + filepath.ToSlash(rel) + "/" + name + ".wasm ./" + filepath.ToSlash(rel) + "\n"; !strings.Contains(string(readme), want) {
+				t.Errorf("README.md lacks %q:\n%s", want, readme)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+				t.Error("a Go scaffold inside the repository has a go.mod of its own")
+			}
 			cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", out, "./"+filepath.ToSlash(rel))
 			cmd.Dir = root
 			cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
@@ -233,6 +323,59 @@ func TestPluginNewScaffoldsPluginsThatLoad(t *testing.T) {
 	}
 	if _, _, err := runCLI(t, "plugin", "new", "Bad-Name"); err == nil || exitCode(err) != 2 {
 		t.Errorf("bad name: %v", err)
+	}
+}
+
+// TestPluginNewGoBuildsWhereItIsMade: a Go scaffold made outside the
+// repository is a module of its own that builds in its directory as its
+// README says — offline, against this checkout — and passes plugin test.
+func TestPluginNewGoBuildsWhereItIsMade(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "greeter")
+	if out, stderr, err := runCLI(t, "plugin", "new", "--lang", "go", "greeter", dir); err != nil {
+		t.Fatalf("plugin new: %v\n%s%s", err, out, stderr)
+	}
+	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const build = "GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o greeter.wasm ."
+	if !strings.Contains(string(readme), build) || !strings.Contains(string(readme), testutil.RepoRoot(t)) {
+		t.Errorf("README.md does not say to run %q here, against %s:\n%s", build, testutil.RepoRoot(t), readme)
+	}
+	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", "greeter.wasm", ".")
+	cmd.Dir = dir
+	// GOFLAGS is cleared so that -mod=readonly holds: go.mod and go.sum
+	// must be complete as written. GOPROXY=off: no network.
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false", "GOPROXY=off", "GOWORK=off")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build in %s: %v\n%s", dir, err, b)
+	}
+	out, stderr, err := runCLI(t, "plugin", "test", filepath.Join(dir, "greeter.wasm"))
+	if err != nil || !strings.Contains(out, "PASS  tool     greeter_hello") {
+		t.Errorf("plugin test of the scaffold: %v\n%s%s", err, out, stderr)
+	}
+}
+
+// TestGoModuleWithoutACheckout: with no mcphost checkout to point at, the
+// scaffold's go.mod pins nothing it cannot know: no replace, no made-up
+// version.
+func TestGoModuleWithoutACheckout(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := writeGoModule(dir, "lonely", goModule{}); err != nil {
+		t.Fatal(err)
+	}
+	mod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(mod), "module lonely\n\ngo ") || strings.Contains(string(mod), "replace") || strings.Contains(string(mod), "v0.0.0-") {
+		t.Errorf("go.mod:\n%s", mod)
+	}
+	for v, want := range map[string]bool{"v1.2.3": true, "v1.2.3-rc.1": true, "dev": false,
+		"v0.0.0-20261125122919-3b16f80c1d2e": false, "v1.2.4-0.20261125122919-3b16f80c1d2e": false, "v1.2.3+dirty": false} {
+		if isRelease(v) != want {
+			t.Errorf("isRelease(%q) = %v", v, !want)
+		}
 	}
 }
 

@@ -271,14 +271,22 @@ func Load(path string) (*Config, error) {
 // Parse decodes and validates config text; path names the file in errors
 // and anchors relative plugin paths.
 func Parse(path string, data []byte) (*Config, error) {
+	// Decoded without a destination first, the text's syntax is checked and
+	// each value's type can be compared with what its key wants, so that a
+	// wrong type is reported by key and line rather than in the TOML
+	// library's words.
+	var raw map[string]any
+	if _, err := toml.Decode(string(data), &raw); err != nil {
+		return nil, decodeError(path, err, false)
+	}
+	idx := indexLines(string(data))
+	if problems := typeProblems(path, idx, raw); len(problems) > 0 {
+		return nil, errors.Join(problems...)
+	}
 	var fc fileConfig
 	md, err := toml.Decode(string(data), &fc)
 	if err != nil {
-		var perr toml.ParseError
-		if errors.As(err, &perr) {
-			return nil, fmt.Errorf("%s:%d: %s", path, perr.Position.Line, perr.Message)
-		}
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, decodeError(path, err, true)
 	}
 	lines := strings.Split(string(data), "\n")
 	var problems []error
@@ -309,9 +317,9 @@ func Parse(path string, data []byte) (*Config, error) {
 	}
 	if !slices.Contains(logLevels, cfg.Server.LogLevel) {
 		problems = append(problems, fmt.Errorf("%s: [server] log_level: %q is not one of %s",
-			path, fc.Server.LogLevel, strings.Join(logLevels, ", ")))
+			idx.at(path, "server.log_level"), fc.Server.LogLevel, strings.Join(logLevels, ", ")))
 	}
-	problems = append(problems, convertServer(path, fc, &cfg.Server)...)
+	problems = append(problems, convertServer(path, idx, fc, &cfg.Server)...)
 	switch {
 	case fc.Server.LockFile == nil:
 		cfg.Server.LockFile = strings.TrimSuffix(absPath, filepath.Ext(absPath)) + ".lock"
@@ -330,10 +338,10 @@ func Parse(path string, data []byte) (*Config, error) {
 
 	seen := map[string]bool{}
 	for i, fp := range fc.Plugins {
-		p, errs := convertPlugin(path, filepath.Dir(absPath), i, fp)
+		p, errs := convertPlugin(path, idx, filepath.Dir(absPath), i, fp)
 		problems = append(problems, errs...)
 		if p.Name != "" && seen[p.Name] {
-			problems = append(problems, fmt.Errorf("%s: [[plugin]] #%d: name %q is used by an earlier plugin", path, i+1, p.Name))
+			problems = append(problems, fmt.Errorf("%s: [[plugin]] #%d: name %q is used by an earlier plugin", idx.at(path, fmt.Sprintf("plugin.%d.name", i)), i+1, p.Name))
 		}
 		seen[p.Name] = true
 		cfg.Plugins = append(cfg.Plugins, p)
@@ -344,11 +352,26 @@ func Parse(path string, data []byte) (*Config, error) {
 	return cfg, nil
 }
 
+// decodeError words an error of the TOML decoder as "path:line: message",
+// naming the key when the error is about a value (a syntax error's last
+// key is only the one before the mistake).
+func decodeError(path string, err error, aboutValue bool) error {
+	var perr toml.ParseError
+	if !errors.As(err, &perr) {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if aboutValue && perr.LastKey != "" {
+		key := strings.Split(perr.LastKey, ".")
+		return fmt.Errorf("%s:%d: %s: %s", path, perr.Position.Line, bracketed(key), perr.Message)
+	}
+	return fmt.Errorf("%s:%d: %s", path, perr.Position.Line, perr.Message)
+}
+
 // convertServer checks and fills the transport keys of [server].
-func convertServer(path string, fc fileConfig, s *Server) []error {
+func convertServer(path string, idx lineIndex, fc fileConfig, s *Server) []error {
 	var problems []error
-	bad := func(format string, args ...any) {
-		problems = append(problems, fmt.Errorf("%s: [server] %s", path, fmt.Sprintf(format, args...)))
+	bad := func(key, format string, args ...any) {
+		problems = append(problems, fmt.Errorf("%s: [server] %s: %s", idx.at(path, "server."+key), key, fmt.Sprintf(format, args...)))
 	}
 	fs := fc.Server
 	s.Transport = strings.ToLower(fs.Transport)
@@ -357,20 +380,20 @@ func convertServer(path string, fc fileConfig, s *Server) []error {
 		s.Transport = "stdio"
 	case "stdio", "http":
 	default:
-		bad("transport: %q is not one of stdio, http", fs.Transport)
+		bad("transport", "%q is not one of stdio, http", fs.Transport)
 	}
 	s.Listen = fs.Listen
 	if s.Listen == "" {
 		s.Listen = DefaultListen
 	} else if _, _, err := net.SplitHostPort(s.Listen); err != nil {
-		bad("listen: %q is not host:port (e.g. \"127.0.0.1:8808\")", fs.Listen)
+		bad("listen", "%q is not host:port (e.g. \"127.0.0.1:8808\")", fs.Listen)
 	}
 	s.Stateless = fs.Stateless
 	s.Watch = fs.Watch == nil || *fs.Watch
 	s.PageSize = DefaultPageSize
 	if fs.PageSize != nil {
 		if *fs.PageSize < 1 || *fs.PageSize > 10000 {
-			bad("page_size: %d is out of range (expected 1 to 10000)", *fs.PageSize)
+			bad("page_size", "%d is out of range (expected 1 to 10000)", *fs.PageSize)
 		} else {
 			s.PageSize = *fs.PageSize
 		}
@@ -381,11 +404,11 @@ func convertServer(path string, fc fileConfig, s *Server) []error {
 		}
 		d, err := time.ParseDuration(text)
 		if err != nil {
-			bad("%s: %q is not a duration (expected e.g. \"10s\", \"5m\")", key, text)
+			bad(key, "%q is not a duration (expected e.g. \"10s\", \"5m\")", text)
 			return def
 		}
 		if d < 0 || (d == 0 && !allowZero) {
-			bad("%s: %q must be greater than zero", key, text)
+			bad(key, "%q must be greater than zero", text)
 			return def
 		}
 		return d
@@ -397,10 +420,10 @@ func convertServer(path string, fc fileConfig, s *Server) []error {
 	s.Metrics.Listen = fs.Metrics.Listen
 	if s.Metrics.Listen != "" {
 		if _, _, err := net.SplitHostPort(s.Metrics.Listen); err != nil {
-			problems = append(problems, fmt.Errorf("%s: [server.metrics] listen: %q is not host:port (e.g. \"127.0.0.1:9464\")", path, fs.Metrics.Listen))
+			problems = append(problems, fmt.Errorf("%s: [server.metrics] listen: %q is not host:port (e.g. \"127.0.0.1:9464\")", idx.at(path, "server.metrics.listen"), fs.Metrics.Listen))
 		}
 		if !s.Metrics.Enabled {
-			problems = append(problems, fmt.Errorf("%s: [server.metrics] listen is set but enabled is not true", path))
+			problems = append(problems, fmt.Errorf("%s: [server.metrics] listen is set but enabled is not true", idx.at(path, "server.metrics.listen")))
 		}
 	}
 	s.Audit.File = fs.Audit.File
@@ -414,17 +437,17 @@ func convertServer(path string, fc fileConfig, s *Server) []error {
 		}
 		if err := s.Auth.Validate(); err != nil {
 			for _, e := range unjoin(err) {
-				problems = append(problems, fmt.Errorf("%s: %w", path, e))
+				problems = append(problems, fmt.Errorf("%s: %w", idx.at(path, "server.auth"), e))
 			}
 		}
 	}
 	if s.Audit.Arguments && s.Audit.File == "" {
-		problems = append(problems, fmt.Errorf("%s: [server.audit] arguments = true needs file to be set", path))
+		problems = append(problems, fmt.Errorf("%s: [server.audit] arguments = true needs file to be set", idx.at(path, "server.audit.arguments")))
 	}
 	for _, o := range fs.AllowedOrigins {
 		u, err := url.Parse(o)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
-			bad("allowed_origins: %q is not an origin (expected scheme://host[:port], e.g. \"http://localhost:6274\")", o)
+			bad("allowed_origins", "%q is not an origin (expected scheme://host[:port], e.g. \"http://localhost:6274\")", o)
 			continue
 		}
 		s.AllowedOrigins = append(s.AllowedOrigins, u.Scheme+"://"+u.Host)
@@ -432,14 +455,15 @@ func convertServer(path string, fc fileConfig, s *Server) []error {
 	return problems
 }
 
-func convertPlugin(path, baseDir string, index int, fp filePlugin) (Plugin, []error) {
+func convertPlugin(path string, idx lineIndex, baseDir string, index int, fp filePlugin) (Plugin, []error) {
 	var problems []error
-	where := fmt.Sprintf("%s: [[plugin]] #%d", path, index+1)
+	where := fmt.Sprintf("[[plugin]] #%d", index+1)
 	if fp.Name != "" {
-		where = fmt.Sprintf("%s: plugin %q", path, fp.Name)
+		where = fmt.Sprintf("plugin %q", fp.Name)
 	}
-	bad := func(format string, args ...any) {
-		problems = append(problems, fmt.Errorf("%s: %s", where, fmt.Sprintf(format, args...)))
+	bad := func(key, format string, args ...any) {
+		at := idx.at(path, fmt.Sprintf("plugin.%d.%s", index, key))
+		problems = append(problems, fmt.Errorf("%s: %s: %s: %s", at, where, key, fmt.Sprintf(format, args...)))
 	}
 
 	p := Plugin{
@@ -454,11 +478,11 @@ func convertPlugin(path, baseDir string, index int, fp filePlugin) (Plugin, []er
 	}
 	p.SHA256 = strings.ToLower(fp.SHA256)
 	if fp.SHA256 != "" && !validSHA256.MatchString(p.SHA256) {
-		bad("sha256: %q is not a SHA-256 in hex (64 characters; `mcphost plugin inspect FILE` prints it)", fp.SHA256)
+		bad("sha256", "%q is not a SHA-256 in hex (64 characters; `mcphost plugin inspect FILE` prints it)", fp.SHA256)
 	}
 	for _, name := range fp.Env {
 		if name == "" || strings.ContainsAny(name, "=\x00") {
-			bad("env: %q is not an environment variable name", name)
+			bad("env", "%q is not an environment variable name", name)
 		}
 	}
 	p.Env = fp.Env
@@ -473,16 +497,16 @@ func convertPlugin(path, baseDir string, index int, fp filePlugin) (Plugin, []er
 			hostDir = filepath.Join(baseDir, hostDir)
 		}
 		if st, err := os.Stat(hostDir); err != nil || !st.IsDir() {
-			bad("allowed_paths: %q is not a directory", hostDir)
+			bad("allowed_paths", "%q is not a directory", hostDir)
 			continue
 		}
 		if !strings.HasPrefix(guest, "/") {
-			bad("allowed_paths: guest path %q for %q must be absolute (e.g. \"/data\")", guest, hostDir)
+			bad("allowed_paths", "guest path %q for %q must be absolute (e.g. \"/data\")", guest, hostDir)
 			continue
 		}
 		guest = filepath.Clean(guest)
 		if other, ok := guests[guest]; ok {
-			bad("allowed_paths: %q and %q are both mounted at %q", other, key, guest)
+			bad("allowed_paths", "%q and %q are both mounted at %q", other, key, guest)
 			continue
 		}
 		guests[guest] = key
@@ -497,14 +521,14 @@ func convertPlugin(path, baseDir string, index int, fp filePlugin) (Plugin, []er
 	}
 	for _, h := range fp.AllowedHosts {
 		if h == "" || strings.ContainsAny(h, "/:@ ") || (strings.Contains(h, "*") && h != "*" && !strings.HasPrefix(h, "*.")) {
-			bad("allowed_hosts: %q is not a host pattern (expected \"api.example.com\", \"*.example.com\" or \"*\")", h)
+			bad("allowed_hosts", "%q is not a host pattern (expected \"api.example.com\", \"*.example.com\" or \"*\")", h)
 		}
 	}
 	p.AllowedHosts = fp.AllowedHosts
 	p.AllowPrivateNetwork = fp.AllowPrivate
 	if fp.MaxCallsPS != nil {
 		if *fp.MaxCallsPS <= 0 || *fp.MaxCallsPS > 1e6 {
-			bad("max_calls_per_second: %v is out of range (expected more than 0, at most 1000000)", *fp.MaxCallsPS)
+			bad("max_calls_per_second", "%v is out of range (expected more than 0, at most 1000000)", *fp.MaxCallsPS)
 		} else {
 			p.MaxCallsPerSecond = *fp.MaxCallsPS
 		}
@@ -512,7 +536,7 @@ func convertPlugin(path, baseDir string, index int, fp filePlugin) (Plugin, []er
 	p.BreakerFailures = DefaultBreakerFailures
 	if fp.BreakerFails != nil {
 		if *fp.BreakerFails < 0 || *fp.BreakerFails > 1000 {
-			bad("breaker_failures: %d is out of range (expected 0 to 1000; 0 turns the breaker off)", *fp.BreakerFails)
+			bad("breaker_failures", "%d is out of range (expected 0 to 1000; 0 turns the breaker off)", *fp.BreakerFails)
 		} else {
 			p.BreakerFailures = *fp.BreakerFails
 		}
@@ -524,7 +548,7 @@ func convertPlugin(path, baseDir string, index int, fp filePlugin) (Plugin, []er
 			ok = ok && r >= 0x21 && r <= 0x7e && r != '"' && r != '\\'
 		}
 		if !ok {
-			bad("%s: %q is not an OAuth scope (printable ASCII, no spaces, quotes or backslashes)", key, scope)
+			bad(key, "%q is not an OAuth scope (printable ASCII, no spaces, quotes or backslashes)", scope)
 		}
 	}
 	for _, sc := range fp.Scopes {
@@ -543,7 +567,7 @@ func convertPlugin(path, baseDir string, index int, fp filePlugin) (Plugin, []er
 	case "refuse":
 		p.OnChange = "refuse"
 	default:
-		bad("on_change: %q is not one of warn, refuse", fp.OnChange)
+		bad("on_change", "%q is not one of warn, refuse", fp.OnChange)
 	}
 	switch fp.Interrupts {
 	case "", "rewrite":
@@ -551,28 +575,28 @@ func convertPlugin(path, baseDir string, index int, fp filePlugin) (Plugin, []er
 	case "wazero":
 		p.InterruptChecks = "wazero"
 	default:
-		bad("interrupt_checks: %q is not one of rewrite, wazero", fp.Interrupts)
+		bad("interrupt_checks", "%q is not one of rewrite, wazero", fp.Interrupts)
 	}
 	p.BreakerCooldown = DefaultBreakerCooldown
 	if fp.BreakerCool != "" {
 		d, err := time.ParseDuration(fp.BreakerCool)
 		if err != nil || d <= 0 {
-			bad("breaker_cooldown: %q is not a positive duration (e.g. \"30s\")", fp.BreakerCool)
+			bad("breaker_cooldown", "%q is not a positive duration (e.g. \"30s\")", fp.BreakerCool)
 		} else {
 			p.BreakerCooldown = d
 		}
 	}
 	if fp.Prefix != "" && !validPrefix.MatchString(fp.Prefix) {
-		bad("prefix: %q is not a valid tool-name prefix (letters, digits, '_', '-', '.'; at most 64)", fp.Prefix)
+		bad("prefix", "%q is not a valid tool-name prefix (letters, digits, '_', '-', '.'; at most 64)", fp.Prefix)
 	}
 	switch {
 	case fp.Name == "":
-		bad("name: missing (every [[plugin]] needs a name)")
+		bad("name", "missing (every [[plugin]] needs a name)")
 	case !validName.MatchString(fp.Name):
-		bad("name: %q is not a valid name (letters, digits, '_', '-', '.'; at most 64; starting with a letter or digit)", fp.Name)
+		bad("name", "%q is not a valid name (letters, digits, '_', '-', '.'; at most 64; starting with a letter or digit)", fp.Name)
 	}
 	if fp.Path == "" {
-		bad("path: missing (the plugin's .wasm file)")
+		bad("path", "missing (the plugin's .wasm file)")
 	} else {
 		p.Path = fp.Path
 		if !filepath.IsAbs(p.Path) {
@@ -583,37 +607,37 @@ func convertPlugin(path, baseDir string, index int, fp filePlugin) (Plugin, []er
 		d, err := time.ParseDuration(fp.Timeout)
 		switch {
 		case err != nil:
-			bad("timeout: %q is not a duration (expected e.g. \"10s\", \"500ms\", \"1m\")", fp.Timeout)
+			bad("timeout", "%q is not a duration (expected e.g. \"10s\", \"500ms\", \"1m\")", fp.Timeout)
 		case d <= 0:
-			bad("timeout: %q must be greater than zero", fp.Timeout)
+			bad("timeout", "%q must be greater than zero", fp.Timeout)
 		default:
 			p.Timeout = d
 		}
 	}
 	if fp.MemoryMB != nil {
 		if *fp.MemoryMB < MinMemoryMB || *fp.MemoryMB > MaxMemoryMB {
-			bad("memory_mb: %d is out of range (expected %d to %d)", *fp.MemoryMB, MinMemoryMB, MaxMemoryMB)
+			bad("memory_mb", "%d is out of range (expected %d to %d)", *fp.MemoryMB, MinMemoryMB, MaxMemoryMB)
 		} else {
 			p.MemoryMB = *fp.MemoryMB
 		}
 	}
 	if fp.MaxInstances != nil {
 		if *fp.MaxInstances < 1 || *fp.MaxInstances > 1024 {
-			bad("max_instances: %d is out of range (expected 1 to 1024)", *fp.MaxInstances)
+			bad("max_instances", "%d is out of range (expected 1 to 1024)", *fp.MaxInstances)
 		} else {
 			p.MaxInstances = *fp.MaxInstances
 		}
 	}
 	if fp.MaxOutputKB != nil {
 		if *fp.MaxOutputKB < 1 || *fp.MaxOutputKB > 1<<20 {
-			bad("max_output_kb: %d is out of range (expected 1 to %d)", *fp.MaxOutputKB, 1<<20)
+			bad("max_output_kb", "%d is out of range (expected 1 to %d)", *fp.MaxOutputKB, 1<<20)
 		} else {
 			p.MaxOutputKB = *fp.MaxOutputKB
 		}
 	}
 	if fp.MaxItems != nil {
 		if *fp.MaxItems < 1 || *fp.MaxItems > MaxMaxItems {
-			bad("max_items: %d is out of range (expected 1 to %d)", *fp.MaxItems, MaxMaxItems)
+			bad("max_items", "%d is out of range (expected 1 to %d)", *fp.MaxItems, MaxMaxItems)
 		} else {
 			p.MaxItems = *fp.MaxItems
 		}

@@ -175,3 +175,45 @@ func TestParseAllowedPathsReadOnlyAndWritable(t *testing.T) {
 		}
 	}
 }
+
+// TestParseErrorsGiveTheLine: every problem with a value names the file
+// and the line of its key — in the second [[plugin]] too — and a value of
+// the wrong type is told in words, not in the TOML library's.
+func TestParseErrorsGiveTheLine(t *testing.T) {
+	two := "[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\ntimeout = \"1s\"\n\n[[plugin]]\nname = \"b\"\npath = \"b.wasm\"\n"
+	for _, tc := range []struct {
+		name, text, want string
+	}{
+		{"bad duration", two + "timeout = \"soon\"\n",
+			`x.toml:9: plugin "b": timeout: "soon" is not a duration`},
+		{"duration as a number", two + "timeout = 5\n",
+			`x.toml:9: plugin "b": timeout: want a duration like "5s", got 5`},
+		{"number as a string", two + "memory_mb = \"big\"\n",
+			`x.toml:9: plugin "b": memory_mb: want a whole number, got "big"`},
+		{"list of the wrong items", two + "allowed_hosts = [\"a.example.com\", 7]\n",
+			`x.toml:9: plugin "b": allowed_hosts: want a list like ["a", "b"] (item 2 is 7), got a list`},
+		{"config value not a string", two + "[plugin.config]\nport = 8080\n",
+			`x.toml:10: plugin "b": config.port: want a string, got 8080`},
+		{"unnamed plugin", "[[plugin]]\npath = \"a.wasm\"\nmax_items = true\n",
+			`x.toml:3: [[plugin]] #1: max_items: want a whole number, got true`},
+		{"server duration", "[server]\nname = \"x\"\ndrain_delay = \"later\"\n",
+			`x.toml:3: [server] drain_delay: "later" is not a duration`},
+		{"server bool", "[server]\nwatch = \"yes\"\n",
+			`x.toml:2: [server] watch: want true or false, got "yes"`},
+		{"auth duration as a number", "[server.auth]\nissuer = \"https://i.example.com\"\nclock_skew = 30\n",
+			`x.toml:3: [server.auth] clock_skew: want a duration like "30s", got 30`},
+		{"auth duration text", "[server.auth]\nissuer = \"https://i.example.com\"\nclock_skew = \"soon\"\n",
+			`x.toml:3: [server.auth] clock_skew: "soon" is not a duration`},
+		{"range", two + "max_instances = 0\n", `x.toml:9: plugin "b": max_instances: 0 is out of range`},
+		{"log level", "\n[server]\nlog_level = \"loud\"\n", `x.toml:3: [server] log_level: "loud"`},
+		{"duplicate name", "[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\n[[plugin]]\nname = \"a\"\npath = \"b.wasm\"\n",
+			`x.toml:5: [[plugin]] #2: name "a" is used by an earlier plugin`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("x.toml", []byte(tc.text))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v\nwant it to contain %s", err, tc.want)
+			}
+		})
+	}
+}

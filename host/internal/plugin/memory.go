@@ -18,7 +18,16 @@ import (
 // the memories are wazero's own, Go slices, and close only closes.
 type instance struct {
 	*extism.Plugin
-	mem *memories // nil: wazero's memories
+	mem    *memories    // nil: wazero's memories
+	output []*logWriter // its WASI stdout and stderr
+}
+
+// flushOutput logs what the instance wrote to stdout and stderr without
+// ending the line: a call is over, and the next may be much later.
+func (i *instance) flushOutput() {
+	for _, w := range i.output {
+		w.flush()
+	}
 }
 
 // close closes the instance and then frees its memories. The instance must

@@ -8,6 +8,7 @@
 package plugin
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -19,6 +20,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -357,6 +359,8 @@ func (p *Plugin) newInstance(ctx context.Context) (_ *instance, err error) {
 		}
 	}()
 	inst, err := p.compiled.Instance(mem.context(ctx), extism.PluginInstanceConfig{ModuleConfig: mc})
+	out.flush() // what a start function wrote
+	errw.flush()
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("instantiate: start function interrupted (timeout %s): %w", p.timeout, ctx.Err())
@@ -367,7 +371,7 @@ func (p *Plugin) newInstance(ctx context.Context) (_ *instance, err error) {
 		p.logger.Warn("an instance's memory is on the Go heap: it cannot be reserved outside it", "error", err)
 	}
 	inst.SetLogger(p.logPlugin)
-	return &instance{Plugin: inst, mem: mem}, nil
+	return &instance{Plugin: inst, mem: mem, output: []*logWriter{out, errw}}, nil
 }
 
 // inspect reads the ABI version and the exports from one instance.
@@ -400,6 +404,7 @@ func (p *Plugin) inspect(ctx context.Context) error {
 		callCtx, cancel := context.WithTimeout(ctx, p.timeout)
 		version, _, err := inst.CallWithContext(callCtx, abi.VersionExport, nil)
 		cancel()
+		inst.flushOutput()
 		if err != nil {
 			return fmt.Errorf("%s: %w", abi.VersionExport, err)
 		}
@@ -465,6 +470,7 @@ func (p *Plugin) call(ctx context.Context, export string, input []byte) ([]byte,
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	rc, out, err := inst.CallWithContext(ctx, fn, input)
+	inst.flushOutput()
 	if err != nil {
 		// A plugin-reported error leaves the instance usable; anything else
 		// (trap, exit, interrupt) leaves it in an unknown state.
@@ -611,11 +617,19 @@ const (
 
 // logWriter sends a plugin's WASI output to the host log, a line at a
 // time, within the plugin's budget of lines; what is over it is dropped,
-// and the drop is logged once a second.
+// and the drop is logged once a second. A guest writes a line in as many
+// fd_write calls as it likes (Go's runtime writes a panic a few bytes at a
+// time), so a partial line waits for the rest until its newline, the end
+// of the call (flush) or maxOutputLineBytes, whichever comes first; what a
+// too-long line has beyond that is dropped.
 type logWriter struct {
 	logger hclog.Logger
 	stream string
 	limit  *outputBudget
+
+	mu      sync.Mutex
+	partial []byte // the line being written, without its newline
+	cut     bool   // partial was logged at maxOutputLineBytes: drop the rest of the line
 }
 
 // outputBudget is a plugin's budget of output lines for the log.
@@ -643,13 +657,52 @@ func (b *outputBudget) take(logger hclog.Logger, what string) bool {
 }
 
 func (w *logWriter) Write(b []byte) (int, error) {
-	for _, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
-		if !w.limit.take(w.logger, w.stream) {
-			continue
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := len(b)
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		chunk := b
+		if i >= 0 {
+			chunk = b[:i]
 		}
-		w.logger.Info("plugin output", "stream", w.stream, "line", clip.Text(line, maxOutputLineBytes))
+		if !w.cut {
+			room := maxOutputLineBytes + 1 - len(w.partial)
+			w.partial = append(w.partial, chunk[:min(len(chunk), room)]...)
+			if len(w.partial) > maxOutputLineBytes {
+				w.emit()
+				w.cut = true
+			}
+		}
+		if i < 0 {
+			break
+		}
+		if !w.cut {
+			w.emit()
+		}
+		w.cut = false
+		b = b[i+1:]
 	}
-	return len(b), nil
+	return n, nil
+}
+
+// flush logs the partial line a call left, if any. The pool calls it when
+// a call (or an instance's start) ends.
+func (w *logWriter) flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.partial) > 0 {
+		w.emit()
+	}
+	w.cut = false
+}
+
+// emit logs the partial line, within the budget, and empties it.
+func (w *logWriter) emit() {
+	if w.limit.take(w.logger, w.stream) {
+		w.logger.Info("plugin output", "stream", w.stream, "line", clip.Text(string(w.partial), maxOutputLineBytes))
+	}
+	w.partial = w.partial[:0]
 }
 
 // logPlugin is an instance's Extism logger (log_info and the like): within
