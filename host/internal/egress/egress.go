@@ -11,6 +11,8 @@ package egress
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -46,6 +48,9 @@ type Network struct {
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
 	// Dial connects to an address ("ip:port") that the policy has checked.
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
+	// RootCAs, if set, are the certificate authorities HTTPS trusts
+	// instead of the system's.
+	RootCAs *x509.CertPool
 }
 
 // SystemNetwork is the host's resolver and a dialer that refuses, once more
@@ -153,6 +158,7 @@ func (p *Policy) client() *http.Client {
 		Transport: &http.Transport{
 			Proxy:                  nil, // never through the host's proxy settings
 			DialContext:            p.dial,
+			TLSClientConfig:        p.tlsConfig(),
 			TLSHandshakeTimeout:    10 * time.Second,
 			ResponseHeaderTimeout:  p.Timeout,
 			MaxResponseHeaderBytes: 64 << 10,
@@ -168,6 +174,15 @@ func (p *Policy) client() *http.Client {
 			return nil
 		},
 	}
+}
+
+// tlsConfig trusts the network's roots when it names some, else the
+// system's.
+func (p *Policy) tlsConfig() *tls.Config {
+	if p.Network == nil || p.Network.RootCAs == nil {
+		return nil
+	}
+	return &tls.Config{RootCAs: p.Network.RootCAs, MinVersion: tls.VersionTLS12}
 }
 
 // dial resolves the host once, refuses it if any of its addresses is on

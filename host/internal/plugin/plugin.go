@@ -179,6 +179,17 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 	// rewrite refuses a module that imports it itself, and without the
 	// rewrite such an import finds nothing to link to.)
 
+	// Extism's built-in http_request is redirected to the host's own,
+	// which applies the egress policy (imports.go). After the rewrite,
+	// which refuses a module importing from "mcphost:" itself.
+	wasm, err := renameImports(wasm, redirectedImports)
+	if err != nil {
+		return nil, fmt.Errorf("read the module's imports: %w", err)
+	}
+	if !slices.ContainsFunc(hostFuncs, isExtismHTTP) {
+		hostFuncs = append(slices.Clip(hostFuncs), refuseExtismHTTP())
+	}
+
 	// On Linux each memory is an mmap reservation of its cap (memory.go,
 	// passed to every instantiation). Where that is not available,
 	// WithMemoryCapacityFromMax reserves a Go slice at the cap up front
@@ -203,8 +214,9 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 		Config: opts.Config,
 	}
 	compiled, err := compile(ctx, manifest, extism.PluginConfig{
-		RuntimeConfig: rc,
-		EnableWasi:    true,
+		RuntimeConfig:             rc,
+		EnableWasi:                true,
+		EnableHttpResponseHeaders: true,
 	}, hostFuncs)
 	if err != nil {
 		_ = cache.Close(context.WithoutCancel(ctx))
