@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"reflect"
 	"sync"
 
@@ -78,6 +79,27 @@ func (lp *loadedPlugin) retire() <-chan struct{} {
 // so that a reload can keep it.
 func (lp *loadedPlugin) sameSource(pc config.Plugin, hash [sha256.Size]byte) bool {
 	return lp.hash == hash && reflect.DeepEqual(lp.cfg, pc)
+}
+
+// liveLists reports whether the plugin's lists are read again from its
+// running instance when it announces a change, rather than from a new
+// generation: hyper-mcp asks its one live instance every time, and its
+// plugins (tool_list_changed) keep what they list in that instance's
+// memory, which a new generation would start without.
+func (lp *loadedPlugin) liveLists() bool {
+	return lp.plugin.Flavor() != plugin.FlavorMCPHost
+}
+
+// relist reads the plugin's lists again from the same generation; on
+// failure the previous lists stay. The caller holds the host's reloadMu,
+// which guards the lists.
+func (lp *loadedPlugin) relist(ctx context.Context, logger hclog.Logger) error {
+	tools, resources, templates, prompts := lp.tools, lp.resources, lp.templates, lp.prompts
+	if err := lp.list(ctx, logger); err != nil {
+		lp.tools, lp.resources, lp.templates, lp.prompts = tools, resources, templates, prompts
+		return fmt.Errorf("list plugin %q again after it announced a change: %w", lp.cfg.Name, err)
+	}
+	return nil
 }
 
 // list reads everything the plugin contributes, applying its tool prefix.

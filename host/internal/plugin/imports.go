@@ -223,3 +223,52 @@ func refuseExtismHTTP() extism.HostFunction {
 	fn.SetNamespace(hostfn.ExtismHTTPNamespace)
 	return fn
 }
+
+// exportedFunctions returns the names of the functions a module exports.
+func exportedFunctions(b []byte) (map[string]bool, error) {
+	if len(b) < 8 || string(b[:4]) != "\x00asm" {
+		return nil, errors.New("not a WebAssembly module")
+	}
+	r := &reader{b: b, off: 8}
+	for r.off < len(b) {
+		id, err := r.byte()
+		if err != nil {
+			return nil, err
+		}
+		size, err := r.u32()
+		if err != nil {
+			return nil, err
+		}
+		body, err := r.bytes(int(size))
+		if err != nil {
+			return nil, fmt.Errorf("section %d: %w", id, err)
+		}
+		if id != 7 { // not the export section
+			continue
+		}
+		s := &reader{b: body}
+		count, err := s.u32()
+		if err != nil {
+			return nil, fmt.Errorf("export section: %w", err)
+		}
+		names := map[string]bool{}
+		for i := uint32(0); i < count; i++ {
+			name, err := s.name()
+			if err != nil {
+				return nil, fmt.Errorf("export %d: %w", i, err)
+			}
+			kind, err := s.byte()
+			if err != nil {
+				return nil, fmt.Errorf("export %d: %w", i, err)
+			}
+			if _, err := s.u32(); err != nil {
+				return nil, fmt.Errorf("export %d: %w", i, err)
+			}
+			if kind == 0x00 {
+				names[name] = true
+			}
+		}
+		return names, nil
+	}
+	return map[string]bool{}, nil
+}

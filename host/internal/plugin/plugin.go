@@ -44,7 +44,9 @@ type Options struct {
 	Timeout time.Duration
 	// MemoryMB caps each instance's Wasm memory.
 	MemoryMB int
-	// MaxInstances caps concurrent instances; 0 means one per CPU (at least 2).
+	// MaxInstances caps concurrent instances; 0 means one per CPU (at
+	// least 2), or one for a hyper-mcp plugin, which may keep state
+	// between calls as hyper-mcp lets it.
 	MaxInstances int
 	// MaxOutputBytes caps the output of any one call.
 	MaxOutputBytes int
@@ -137,8 +139,20 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 	if err := checkWasmHeader(opts.Wasm); err != nil {
 		return nil, err
 	}
+	exports, err := exportedFunctions(opts.Wasm)
+	if err != nil {
+		return nil, fmt.Errorf("read the module's exports: %w", err)
+	}
 	maxInstances := opts.MaxInstances
-	if maxInstances <= 0 {
+	switch {
+	case maxInstances > 0:
+	case detectFlavor(func(name string) bool { return exports[name] }) != FlavorMCPHost:
+		// hyper-mcp runs one instance of a plugin, which may keep state
+		// from call to call (its tool_list_changed example counts the
+		// tools it added); so does mcphost unless max_instances says
+		// otherwise. A call that traps or times out still replaces it.
+		maxInstances = 1
+	default:
 		maxInstances = max(2, runtime.NumCPU())
 	}
 
@@ -182,7 +196,7 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 	// Extism's built-in http_request is redirected to the host's own,
 	// which applies the egress policy (imports.go). After the rewrite,
 	// which refuses a module importing from "mcphost:" itself.
-	wasm, err := renameImports(wasm, redirectedImports)
+	wasm, err = renameImports(wasm, redirectedImports)
 	if err != nil {
 		return nil, fmt.Errorf("read the module's imports: %w", err)
 	}
