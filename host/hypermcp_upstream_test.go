@@ -8,7 +8,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/base64"
 	"fmt"
 	"math/big"
 	"net"
@@ -198,29 +197,12 @@ func TestUpstreamHTTPRequestGoesThroughEgress(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			site := newUpstreamSite(t, tc.resolveTo)
-			cfg, err := host.LoadConfig(testutil.WriteConfig(t, `
-[server]
-watch = false
-lock_file = "off"
+			h := newSiteHost(t, site, `
 [[plugin]]
 name = "rstime"
 path = "`+upstreamPlugin(t, "rstime.wasm")+`"
 `+tc.grant+`
-`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			logs := &syncBuffer{}
-			h, err := host.New(t.Context(), cfg, host.Options{Network: site.network, Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: logs})})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				h.Close(context.Background())
-				if t.Failed() {
-					t.Logf("host log:\n%s", logs.String())
-				}
-			})
+`)
 			cs := connect(t, h, nil, "2025-11-25")
 			res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri})
 			site.mu.Lock()
@@ -241,13 +223,106 @@ path = "`+upstreamPlugin(t, "rstime.wasm")+`"
 			if len(res.Contents) != 1 {
 				t.Fatalf("contents = %+v", res.Contents)
 			}
-			body, _ := base64.StdEncoding.DecodeString(string(res.Contents[0].Blob))
-			if c := res.Contents[0]; string(c.Blob) != "<html>zone UTC</html>" && string(body) != "<html>zone UTC</html>" {
+			if c := res.Contents[0]; string(c.Blob) != "<html>zone UTC</html>" {
 				t.Errorf("content = %+v (text %q, blob %q)", c, c.Text, c.Blob)
 			}
 			if !slices.Equal(paths, []string{"/cgi-bin/zoneinfo?tz=UTC"}) {
 				t.Errorf("site saw %v", paths)
 			}
 		})
+	}
+}
+
+// newSiteHost starts a host for cfgText whose plugins reach the network
+// through site's.
+func newSiteHost(t *testing.T, site *upstreamSite, cfgText string) *host.Host {
+	cfg, err := host.LoadConfig(testutil.WriteConfig(t, "[server]\nwatch = false\nlock_file = \"off\"\n"+cfgText))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	h, err := host.New(t.Context(), cfg, host.Options{Network: site.network, Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: logs})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		h.Close(context.Background())
+		if t.Failed() {
+			t.Logf("host log:\n%s", logs.String())
+		}
+	})
+	return h
+}
+
+// TestUpstreamHyperMCPNaming: with naming = "hyper-mcp", rstime's tools
+// and prompts are "rstime-{name}" and its template carries "rstime" as the
+// first segment of its path, as hyper-mcp names them; the plugin is called
+// with its own names and URIs (its complete compares them exactly).
+func TestUpstreamHyperMCPNaming(t *testing.T) {
+	site := newUpstreamSite(t, "203.0.113.7")
+	h := newSiteHost(t, site, `
+[[plugin]]
+name = "rstime"
+path = "`+upstreamPlugin(t, "rstime.wasm")+`"
+naming = "hyper-mcp"
+allowed_hosts = ["www.timezoneconverter.com"]
+`)
+	cs := connect(t, h, nil, "2025-11-25")
+	const template = "https://www.timezoneconverter.com/rstime/cgi-bin/zoneinfo?tz={timezone}"
+
+	tools, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"rstime-get_time", "rstime-parse_time"}) {
+		t.Errorf("tools = %v", names)
+	}
+	if res, text := callText(t, cs, "rstime-parse_time", map[string]any{"time": "Mon, 15 Jan 2024 18:30:45 +0000"}); res.IsError || !strings.Contains(text, "1705343445") {
+		t.Errorf("rstime-parse_time = %q (isError %v)", text, res.IsError)
+	}
+
+	prompt, err := cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "rstime-get_time_with_timezone", Arguments: map[string]string{"timezone": "Asia/Tokyo"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc, ok := prompt.Messages[0].Content.(*mcp.TextContent); !ok || tc.Text != "Please get the time for the timezone Asia/Tokyo" {
+		t.Errorf("prompt = %+v", prompt.Messages[0].Content)
+	}
+
+	templates, err := cs.ListResourceTemplates(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(templates.ResourceTemplates) != 1 || templates.ResourceTemplates[0].URITemplate != template {
+		t.Errorf("templates = %+v", templates.ResourceTemplates)
+	}
+	res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "https://www.timezoneconverter.com/rstime/cgi-bin/zoneinfo?tz=UTC"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	site.mu.Lock()
+	paths := slices.Clone(site.paths)
+	site.mu.Unlock()
+	if len(res.Contents) != 1 || string(res.Contents[0].Blob) != "<html>zone UTC</html>" || !slices.Equal(paths, []string{"/cgi-bin/zoneinfo?tz=UTC"}) {
+		t.Errorf("read = %+v; site saw %v", res.Contents, paths)
+	}
+
+	for _, ref := range []*mcp.CompleteReference{
+		{Type: "ref/prompt", Name: "rstime-get_time_with_timezone"},
+		{Type: "ref/resource", URI: template},
+	} {
+		c, err := cs.Complete(t.Context(), &mcp.CompleteParams{Ref: ref, Argument: mcp.CompleteParamsArgument{Name: "timezone", Value: "tokyo"}})
+		if err != nil {
+			t.Errorf("complete %+v: %v", ref, err)
+			continue
+		}
+		if !slices.Contains(c.Completion.Values, "Asia/Tokyo") {
+			t.Errorf("complete %+v = %v", ref, c.Completion.Values)
+		}
 	}
 }
