@@ -5,7 +5,9 @@
 // the connection is dialled, so a name that resolves to one does not pass.
 //
 // Extism's own http_request is not used: it checks only the first host,
-// follows redirects anywhere, and dials private addresses.
+// follows redirects anywhere, and dials private addresses. A module that
+// imports it (hyper-mcp's plugins, Extism PDKs' HTTP clients) is answered
+// by this package instead (see plugin's imports.go and hostfn's compat.go).
 package egress
 
 import (
