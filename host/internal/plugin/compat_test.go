@@ -86,3 +86,28 @@ func TestExtismHTTPRequestIsRedirected(t *testing.T) {
 		t.Error("a truncated module was read without an error")
 	}
 }
+
+// FuzzRenameImports: reading a module's imports and exports never panics,
+// whatever the bytes, and a module it renames still reads the same.
+func FuzzRenameImports(f *testing.F) {
+	root := testutil.RepoRoot(f)
+	for _, file := range []string{"testdata/hyper-mcp/rstime.wasm", "testdata/hyper-mcp/tool_list_changed.wasm", "plugins/wat/wat.wasm"} {
+		b, err := os.ReadFile(filepath.Join(root, file))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("\x00asm\x01\x00\x00\x00\x02\x05\x01\x00\x00\x00\x00"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = exportedFunctions(b)
+		out, err := renameImports(b, redirectedImports)
+		if err != nil {
+			return
+		}
+		again, err := renameImports(out, redirectedImports)
+		if err != nil || !bytes.Equal(again, out) {
+			t.Errorf("renaming twice differs (%v)", err)
+		}
+	})
+}
