@@ -377,6 +377,16 @@ func (h *Host) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	}
 	defer lp.release()
+	if own := lp.pluginURI(req.Params.URI); own != req.Params.URI {
+		params := *req.Params
+		params.URI = own
+		r := *req
+		r.Params = &params
+		req = &r
+	}
+	if match != nil {
+		match.Template = lp.pluginURI(match.Template)
+	}
 	return bridge.ReadResource(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.Extra), lp.plugin, req, match)
 }
 
@@ -390,7 +400,7 @@ func (h *Host) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.G
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Params.Name)}
 	}
 	defer lp.release()
-	return bridge.GetPrompt(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.Extra), lp.plugin, e.prompt, e.prompt.Name, req)
+	return bridge.GetPrompt(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.Extra), lp.plugin, e.prompt, lp.pluginPromptName(e.prompt.Name), req)
 }
 
 // complete routes completion/complete to the plugin owning the prompt or
@@ -418,5 +428,7 @@ func (h *Host) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.Com
 	if !lp.plugin.Has("complete") {
 		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
 	}
-	return bridge.Complete(withRequest(ctx, req.Session, nil, req.Extra), lp.plugin, ref, req)
+	own := *ref // as the plugin knows it
+	own.Name, own.URI = lp.pluginPromptName(ref.Name), lp.pluginURI(ref.URI)
+	return bridge.Complete(withRequest(ctx, req.Session, nil, req.Extra), lp.plugin, &own, req)
 }

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"reflect"
 	"sync"
 
@@ -27,6 +28,9 @@ type loadedPlugin struct {
 	resources []*mcp.Resource
 	templates []*mcp.ResourceTemplate
 	prompts   []*mcp.Prompt
+	// promptNames maps a prompt's name as clients see it to the plugin's
+	// own, where they differ (naming = "hyper-mcp").
+	promptNames map[string]string
 
 	mu      sync.Mutex
 	refs    int
@@ -80,6 +84,27 @@ func (lp *loadedPlugin) sameSource(pc config.Plugin, hash [sha256.Size]byte) boo
 	return lp.hash == hash && reflect.DeepEqual(lp.cfg, pc)
 }
 
+// liveLists reports whether the plugin's lists are read again from its
+// running instance when it announces a change, rather than from a new
+// generation: hyper-mcp asks its one live instance every time, and its
+// plugins (tool_list_changed) keep what they list in that instance's
+// memory, which a new generation would start without.
+func (lp *loadedPlugin) liveLists() bool {
+	return lp.plugin.Flavor() != plugin.FlavorMCPHost
+}
+
+// relist reads the plugin's lists again from the same generation; on
+// failure the previous lists stay. The caller holds the host's reloadMu,
+// which guards the lists.
+func (lp *loadedPlugin) relist(ctx context.Context, logger hclog.Logger) error {
+	tools, resources, templates, prompts, names := lp.tools, lp.resources, lp.templates, lp.prompts, lp.promptNames
+	if err := lp.list(ctx, logger); err != nil {
+		lp.tools, lp.resources, lp.templates, lp.prompts, lp.promptNames = tools, resources, templates, prompts, names
+		return fmt.Errorf("list plugin %q again after it announced a change: %w", lp.cfg.Name, err)
+	}
+	return nil
+}
+
 // list reads everything the plugin contributes, applying its tool prefix.
 // An item the bridge refuses is left out with an error in the log; the
 // rest of the plugin is served.
@@ -100,10 +125,14 @@ func (lp *loadedPlugin) list(ctx context.Context, logger hclog.Logger) error {
 		if lp.tools, refused, err = bridge.ListTools(ctx, p, lim); err != nil {
 			return err
 		}
-		if lp.cfg.Prefix != "" {
+		prefix := lp.cfg.Prefix
+		if hyperMCPNaming(lp.cfg) {
+			prefix = hyperMCPName(lp.cfg.Name, "")
+		}
+		if prefix != "" {
 			for i := range lp.tools {
 				t := *lp.tools[i].MCP
-				t.Name = lp.cfg.Prefix + t.Name
+				t.Name = prefix + t.Name
 				lp.tools[i].MCP = &t
 			}
 		}
@@ -127,5 +156,49 @@ func (lp *loadedPlugin) list(ctx context.Context, logger hclog.Logger) error {
 		}
 		refused = append(refused, more...)
 	}
+	if hyperMCPNaming(lp.cfg) {
+		lp.nameAsHyperMCP()
+	}
 	return nil
+}
+
+// nameAsHyperMCP renames the plugin's prompts, resources and templates as
+// hyper-mcp does (naming.go); its tools are renamed with the prefix.
+func (lp *loadedPlugin) nameAsHyperMCP() {
+	lp.promptNames = map[string]string{}
+	for i, p := range lp.prompts {
+		renamed := *p
+		renamed.Name = hyperMCPName(lp.cfg.Name, p.Name)
+		lp.promptNames[renamed.Name] = p.Name
+		lp.prompts[i] = &renamed
+	}
+	for i, r := range lp.resources {
+		renamed := *r
+		renamed.URI = hyperMCPURI(lp.cfg.Name, r.URI)
+		lp.resources[i] = &renamed
+	}
+	for i, t := range lp.templates {
+		renamed := *t
+		renamed.URITemplate = hyperMCPURI(lp.cfg.Name, t.URITemplate)
+		lp.templates[i] = &renamed
+	}
+}
+
+// pluginPromptName is the plugin's own name for the prompt clients call
+// name.
+func (lp *loadedPlugin) pluginPromptName(name string) string {
+	if own, ok := lp.promptNames[name]; ok {
+		return own
+	}
+	return name
+}
+
+// pluginURI is the plugin's own URI for one a client sent.
+func (lp *loadedPlugin) pluginURI(uri string) string {
+	if hyperMCPNaming(lp.cfg) {
+		if own, ok := pluginURI(lp.cfg.Name, uri); ok {
+			return own
+		}
+	}
+	return uri
 }

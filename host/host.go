@@ -10,6 +10,7 @@ package host
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -72,6 +73,9 @@ type Options struct {
 type Network struct {
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
 	Dial    func(ctx context.Context, network, address string) (net.Conn, error)
+	// RootCAs, if set, are the certificate authorities HTTPS requests
+	// trust instead of the system's.
+	RootCAs *x509.CertPool
 }
 
 // Host runs the plugins of one config behind one MCP server.
@@ -149,7 +153,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 	h := &Host{cfg: cfg, settings: cfg.Server, logger: logger, relist: make(chan announcement, 16), done: make(chan struct{})}
 	h.readOnly = opts.ReadOnly
 	if opts.Network != nil {
-		h.network = &egress.Network{Resolve: opts.Network.Resolve, Dial: opts.Network.Dial}
+		h.network = &egress.Network{Resolve: opts.Network.Resolve, Dial: opts.Network.Dial, RootCAs: opts.Network.RootCAs}
 	}
 	if !opts.ReadOnly {
 		h.cacheDir = compilationCacheDir(cfg.Server.CacheDir, logger)

@@ -60,11 +60,18 @@ func (h *Host) reload(ctx context.Context, announced map[string]map[string]bool)
 	keep := map[string]*loadedPlugin{}
 	for _, lp := range h.plugins {
 		current[lp.cfg.Name] = lp
-		if announced[lp.cfg.Name] == nil {
+		if announced[lp.cfg.Name] == nil || lp.liveLists() {
 			keep[lp.cfg.Name] = lp
 		}
 	}
 	loaded, errs := h.loadPlugins(ctx, cfg.Plugins, keep)
+	// A plugin with live lists that announced a change and is kept is
+	// asked again, on its running instance (generation.go, liveLists).
+	for i, lp := range loaded {
+		if errs[i] == nil && lp == current[lp.cfg.Name] && announced[lp.cfg.Name] != nil && lp.liveLists() {
+			errs[i] = lp.relist(ctx, h.logger)
+		}
+	}
 	var next []*loadedPlugin
 	var failures []error
 	for i, pc := range cfg.Plugins {

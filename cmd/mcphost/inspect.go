@@ -41,7 +41,7 @@ type inspection struct {
 
 // importNeeds maps imports to what they would need granted.
 var importNeeds = map[string]string{
-	"extism:host/env.http_request":            "outbound HTTP through Extism's built-in http_request: not provided (use mcphost's http_request host function and grant allowed_hosts)",
+	"extism:host/env.http_request":            "outbound HTTP through Extism's built-in http_request: answered by mcphost's egress, to the hosts allowed_hosts grants",
 	"extism:host/user.get_access_token":       "an OAuth access token: refused (pass credentials through config)",
 	"extism:host/user.get_keyring_secret":     "a keyring secret: refused (pass credentials through config)",
 	"extism:host/user.create_message":         "asks the client's model (sampling), blocking: the client must declare sampling",

@@ -137,10 +137,17 @@ type Plugin struct {
 	// MaxItems caps how many tools, prompts, resources and resource
 	// templates (each) the plugin may list; the items past it are left out.
 	MaxItems int
-	// Config is handed to the plugin (Extism config_get).
+	// Config is handed to the plugin (Extism config_get), with ${NAME}
+	// (or ${NAME:-default}) in a value replaced by the host's environment
+	// variable NAME, as hyper-mcp expands its config; $${ is a literal ${.
 	Config map[string]string
 	// Prefix is prepended to the names of the plugin's tools.
 	Prefix string
+	// Naming is how the plugin's tools, prompts and resources are named to
+	// clients: NamingPlugin (as the plugin names them) or NamingHyperMCP
+	// (as hyper-mcp names them: "{plugin}-{name}", and the plugin's name
+	// as the first segment of each URI's path).
+	Naming string
 	// SHA256 pins the plugin file: a file with another hash is refused.
 	SHA256 string
 	// Env names the host environment variables the plugin may read.
@@ -221,6 +228,7 @@ type filePlugin struct {
 	MaxItems     *int                `toml:"max_items"`
 	Config       map[string]string   `toml:"config"`
 	Prefix       string              `toml:"prefix"`
+	Naming       string              `toml:"naming"`
 	SHA256       string              `toml:"sha256"`
 	Env          []string            `toml:"env"`
 	AllowedPaths map[string]string   `toml:"allowed_paths"`
@@ -241,7 +249,7 @@ var knownKeys = map[string][]string{
 	"server.metrics": {"enabled", "listen"},
 	"server.audit":   {"file", "arguments"},
 	"server.auth":    auth.TOMLKeys(),
-	"plugin": {"name", "path", "timeout", "memory_mb", "max_instances", "max_output_kb", "max_items", "config", "prefix",
+	"plugin": {"name", "path", "timeout", "memory_mb", "max_instances", "max_output_kb", "max_items", "config", "prefix", "naming",
 		"sha256", "env", "allowed_paths", "allowed_hosts", "allow_private_network",
 		"max_calls_per_second", "breaker_failures", "breaker_cooldown", "on_change", "interrupt_checks", "scopes", "tool_scopes"},
 }
@@ -253,6 +261,17 @@ var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 // validPrefix is what a tool-name prefix may look like (tool names allow
 // A-Z a-z 0-9 _ - .).
 var validPrefix = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+// hyperMCPName is what hyper-mcp accepts as a plugin name (its
+// src/naming.rs): with naming = "hyper-mcp" the name is part of every tool,
+// prompt and URI, and hyper-mcp splits names at the first "-".
+var hyperMCPName = regexp.MustCompile(`^[A-Za-z0-9]+(?:_[A-Za-z0-9]+)*$`)
+
+// Values of naming.
+const (
+	NamingPlugin   = "plugin"
+	NamingHyperMCP = "hyper-mcp"
+)
 
 var validSHA256 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
@@ -473,9 +492,11 @@ func convertPlugin(path string, idx lineIndex, baseDir string, index int, fp fil
 		MaxInstances: 0,
 		MaxOutputKB:  DefaultMaxOutputKB,
 		MaxItems:     DefaultMaxItems,
-		Config:       fp.Config,
 		Prefix:       fp.Prefix,
 	}
+	// ${NAME} in a config value is the host's environment variable NAME,
+	// as in hyper-mcp's config: the operator grants it by writing it.
+	p.Config = expandConfigEnv(fp.Config, bad)
 	p.SHA256 = strings.ToLower(fp.SHA256)
 	if fp.SHA256 != "" && !validSHA256.MatchString(p.SHA256) {
 		bad("sha256", "%q is not a SHA-256 in hex (64 characters; `mcphost plugin inspect FILE` prints it)", fp.SHA256)
@@ -585,6 +606,20 @@ func convertPlugin(path string, idx lineIndex, baseDir string, index int, fp fil
 		} else {
 			p.BreakerCooldown = d
 		}
+	}
+	switch fp.Naming {
+	case "", NamingPlugin:
+		p.Naming = NamingPlugin
+	case NamingHyperMCP:
+		p.Naming = NamingHyperMCP
+		if fp.Prefix != "" {
+			bad("naming", "prefix and naming = %q both rename the plugin's tools; keep one", NamingHyperMCP)
+		}
+		if fp.Name != "" && !hyperMCPName.MatchString(fp.Name) {
+			bad("name", "%q cannot be used with naming = %q (hyper-mcp's plugin names: letters and digits, words joined by single '_')", fp.Name, NamingHyperMCP)
+		}
+	default:
+		bad("naming", "%q is not one of %s, %s", fp.Naming, NamingPlugin, NamingHyperMCP)
 	}
 	if fp.Prefix != "" && !validPrefix.MatchString(fp.Prefix) {
 		bad("prefix", "%q is not a valid tool-name prefix (letters, digits, '_', '-', '.'; at most 64)", fp.Prefix)

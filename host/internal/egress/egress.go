@@ -5,12 +5,16 @@
 // the connection is dialled, so a name that resolves to one does not pass.
 //
 // Extism's own http_request is not used: it checks only the first host,
-// follows redirects anywhere, and dials private addresses.
+// follows redirects anywhere, and dials private addresses. A module that
+// imports it (hyper-mcp's plugins, Extism PDKs' HTTP clients) is answered
+// by this package instead (see plugin's imports.go and hostfn's compat.go).
 package egress
 
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -46,6 +50,9 @@ type Network struct {
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
 	// Dial connects to an address ("ip:port") that the policy has checked.
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
+	// RootCAs, if set, are the certificate authorities HTTPS trusts
+	// instead of the system's.
+	RootCAs *x509.CertPool
 }
 
 // SystemNetwork is the host's resolver and a dialer that refuses, once more
@@ -153,6 +160,7 @@ func (p *Policy) client() *http.Client {
 		Transport: &http.Transport{
 			Proxy:                  nil, // never through the host's proxy settings
 			DialContext:            p.dial,
+			TLSClientConfig:        p.tlsConfig(),
 			TLSHandshakeTimeout:    10 * time.Second,
 			ResponseHeaderTimeout:  p.Timeout,
 			MaxResponseHeaderBytes: 64 << 10,
@@ -168,6 +176,15 @@ func (p *Policy) client() *http.Client {
 			return nil
 		},
 	}
+}
+
+// tlsConfig trusts the network's roots when it names some, else the
+// system's.
+func (p *Policy) tlsConfig() *tls.Config {
+	if p.Network == nil || p.Network.RootCAs == nil {
+		return nil
+	}
+	return &tls.Config{RootCAs: p.Network.RootCAs, MinVersion: tls.VersionTLS12}
 }
 
 // dial resolves the host once, refuses it if any of its addresses is on

@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	extism "github.com/extism/go-sdk"
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/internal/clip"
+	"github.com/mcphost/mcphost/host/internal/egress"
 )
 
 // The host functions below exist so that plugins written for hyper-mcp
@@ -154,4 +158,84 @@ func (f *functions) urlElicitationCompleted(ctx context.Context, payload []byte)
 		return err
 	}
 	return ss.NotifyElicitationComplete(ctx, &params)
+}
+
+// ExtismHTTPNamespace is the import module that the plugin package
+// redirects a module's import of Extism's built-in http_request
+// (extism:host/env) to, so that extismHTTPRequest answers it.
+const ExtismHTTPNamespace = "mcphost:extism"
+
+// extismHTTPRequest answers Extism's built-in http_request, which the
+// plugin package redirects here (ExtismHTTPNamespace): hyper-mcp's
+// plugins, and any plugin using an Extism PDK's HTTP client, call it. It
+// keeps Extism's signature and behaviour — (i64 offset of {"url", "method",
+// "headers"}, i64 offset of the body or 0) -> i64 offset of the response
+// body or 0, the status and headers recorded for Extism's http_status_code
+// and http_headers — but the request goes through the plugin's egress
+// policy: only the hosts mcphost's config grants, every redirect checked,
+// no private addresses unless granted. A refused or failed request traps
+// the call, as Extism's own does (a PDK has no other way to hear of it),
+// with a message naming the plugin and why.
+func (f *functions) extismHTTPRequest() extism.HostFunction {
+	fn := extism.NewHostFunctionWithStack("http_request", func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
+		inst, _ := ctx.Value(extism.PluginCtxKey("plugin")).(*extism.Plugin)
+		if inst == nil {
+			panic(fmt.Errorf("plugin %q: http_request: not inside a call", f.plugin))
+		}
+		inst.LastStatusCode = 0
+		if inst.LastResponseHeaders == nil {
+			inst.LastResponseHeaders = map[string]string{}
+		}
+		clear(inst.LastResponseHeaders)
+		resp, err := f.doExtismHTTP(ctx, p, stack[0], stack[1])
+		if err != nil {
+			f.log(hclog.Warn, "http_request refused or failed", "error", err)
+			panic(fmt.Errorf("plugin %q: %w", f.plugin, err))
+		}
+		inst.LastStatusCode = resp.Status
+		for k, v := range resp.Headers {
+			inst.LastResponseHeaders[strings.ToLower(k)] = v
+		}
+		stack[0] = 0
+		if len(resp.Body) > 0 {
+			offset, err := p.WriteBytes(resp.Body)
+			if err != nil {
+				panic(fmt.Errorf("plugin %q: http_request: write the response body: %w", f.plugin, err))
+			}
+			stack[0] = offset
+		}
+	}, []extism.ValueType{extism.ValueTypeI64, extism.ValueTypeI64}, []extism.ValueType{extism.ValueTypeI64})
+	fn.SetNamespace(ExtismHTTPNamespace)
+	return fn
+}
+
+// doExtismHTTP reads an Extism HTTP request from the plugin's memory and
+// sends it under the egress policy.
+func (f *functions) doExtismHTTP(ctx context.Context, p *extism.CurrentPlugin, reqOffset, bodyOffset uint64) (*egress.Response, error) {
+	payload, err := f.readPayload(p, reqOffset)
+	if err != nil {
+		return nil, fmt.Errorf("http_request: read the request: %w", err)
+	}
+	_ = p.Free(reqOffset)
+	var req struct {
+		URL     string            `json:"url"`
+		Method  string            `json:"method"`
+		Headers map[string]string `json:"headers"`
+	}
+	if err := decodePayload(payload, &req); err != nil {
+		return nil, fmt.Errorf("http_request: %w", err)
+	}
+	var body []byte
+	if bodyOffset != 0 {
+		if body, err = f.readPayload(p, bodyOffset); err != nil {
+			return nil, fmt.Errorf("http_request to %s: read the body: %w", clip.Text(req.URL, 256), err)
+		}
+		_ = p.Free(bodyOffset)
+	}
+	resp, err := f.egress.Do(ctx, egress.Request{Method: req.Method, URL: req.URL, Headers: req.Headers, Body: body})
+	if err != nil {
+		return nil, fmt.Errorf("http_request to %s: %w", clip.Text(req.URL, 256), err)
+	}
+	f.log(hclog.Debug, "http_request (Extism's)", "method", req.Method, "url", req.URL, "status", resp.Status)
+	return resp, nil
 }

@@ -110,7 +110,8 @@ func Functions(plugin string, logger hclog.Logger, notifier Notifier, policy *eg
 	for i := range fns {
 		fns[i].SetNamespace(Namespace)
 	}
-	return fns
+	// Extism's own http_request, redirected to the egress policy.
+	return append(fns, f.extismHTTPRequest())
 }
 
 type functions struct {

@@ -46,7 +46,9 @@ type Options struct {
 	Timeout time.Duration
 	// MemoryMB caps each instance's Wasm memory.
 	MemoryMB int
-	// MaxInstances caps concurrent instances; 0 means one per CPU (at least 2).
+	// MaxInstances caps concurrent instances; 0 means one per CPU (at
+	// least 2), or one for a hyper-mcp plugin, which may keep state
+	// between calls as hyper-mcp lets it.
 	MaxInstances int
 	// MaxOutputBytes caps the output of any one call.
 	MaxOutputBytes int
@@ -139,8 +141,20 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 	if err := checkWasmHeader(opts.Wasm); err != nil {
 		return nil, err
 	}
+	exports, err := exportedFunctions(opts.Wasm)
+	if err != nil {
+		return nil, fmt.Errorf("read the module's exports: %w", err)
+	}
 	maxInstances := opts.MaxInstances
-	if maxInstances <= 0 {
+	switch {
+	case maxInstances > 0:
+	case detectFlavor(func(name string) bool { return exports[name] }) != FlavorMCPHost:
+		// hyper-mcp runs one instance of a plugin, which may keep state
+		// from call to call (its tool_list_changed example counts the
+		// tools it added); so does mcphost unless max_instances says
+		// otherwise. A call that traps or times out still replaces it.
+		maxInstances = 1
+	default:
 		maxInstances = max(2, runtime.NumCPU())
 	}
 
@@ -181,6 +195,17 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 	// rewrite refuses a module that imports it itself, and without the
 	// rewrite such an import finds nothing to link to.)
 
+	// Extism's built-in http_request is redirected to the host's own,
+	// which applies the egress policy (imports.go). After the rewrite,
+	// which refuses a module importing from "mcphost:" itself.
+	wasm, err = renameImports(wasm, redirectedImports)
+	if err != nil {
+		return nil, fmt.Errorf("read the module's imports: %w", err)
+	}
+	if !slices.ContainsFunc(hostFuncs, isExtismHTTP) {
+		hostFuncs = append(slices.Clip(hostFuncs), refuseExtismHTTP())
+	}
+
 	// On Linux each memory is an mmap reservation of its cap (memory.go,
 	// passed to every instantiation). Where that is not available,
 	// WithMemoryCapacityFromMax reserves a Go slice at the cap up front
@@ -205,8 +230,9 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 		Config: opts.Config,
 	}
 	compiled, err := compile(ctx, manifest, extism.PluginConfig{
-		RuntimeConfig: rc,
-		EnableWasi:    true,
+		RuntimeConfig:             rc,
+		EnableWasi:                true,
+		EnableHttpResponseHeaders: true,
 	}, hostFuncs)
 	if err != nil {
 		_ = cache.Close(context.WithoutCancel(ctx))
