@@ -132,3 +132,18 @@ func WriteConfig(t testing.TB, text string) string {
 	}
 	return path
 }
+
+// CompilationCacheDir returns the directory of wazero's compilation cache
+// that tests share with each other and with a host run by the same user
+// (the host's default, under the user cache directory), so that a test
+// loading a multi-megabyte Go plugin does not compile it again: under
+// -race that takes tens of seconds. A test of the cache itself should use
+// its own t.TempDir() instead.
+func CompilationCacheDir(t testing.TB) string {
+	t.Helper()
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return t.TempDir()
+	}
+	return filepath.Join(base, "mcphost", "wazero")
+}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/mcphost/mcphost/internal/testutil"
 )
 
 // A small assembler for the test modules: enough of the binary format to
@@ -341,13 +343,20 @@ func TestExamplePluginsCompile(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no example plugins: %v", err)
 	}
+	// wazero validates every module it compiles, cached or not; the cache
+	// (shared with the other tests) spares compiling the Go examples again.
+	cache, err := wazero.NewCompilationCacheWithDir(filepath.Join(testutil.CompilationCacheDir(t), "interrupt-test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cache.Close(t.Context())
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		out := mustInstrument(t, b)
-		rt := wazero.NewRuntime(t.Context())
+		rt := wazero.NewRuntimeWithConfig(t.Context(), wazero.NewRuntimeConfig().WithCompilationCache(cache))
 		if _, err := rt.CompileModule(t.Context(), out); err != nil {
 			t.Errorf("%s: %v", filepath.Base(f), err)
 		}

@@ -36,7 +36,7 @@ func TestHyperMCPPluginsGetOneInstance(t *testing.T) {
 			}
 			p, err := Load(t.Context(), Options{
 				Name: "p", Wasm: wasm, Timeout: 10 * time.Second, MemoryMB: 64,
-				MaxInstances: tc.maxInstances, MaxOutputBytes: 1 << 20, CacheDir: t.TempDir(),
+				MaxInstances: tc.maxInstances, MaxOutputBytes: 1 << 20, CacheDir: testutil.CompilationCacheDir(t),
 				Logger:        hclog.NewNullLogger(),
 				HostFunctions: hostfn.Functions("p", hclog.NewNullLogger(), dropNotifier{}, nil),
 			})

@@ -42,7 +42,7 @@ func TestRunawayCallIsStoppedEitherWay(t *testing.T) {
 			var log bytes.Buffer
 			p, err := Load(t.Context(), Options{
 				Name: "faulty", Wasm: wasm, Timeout: 300 * time.Millisecond, MemoryMB: 48,
-				MaxInstances: 1, MaxOutputBytes: 1 << 20, CacheDir: t.TempDir(),
+				MaxInstances: 1, MaxOutputBytes: 1 << 20, CacheDir: testutil.CompilationCacheDir(t),
 				Logger:        hclog.New(&hclog.LoggerOptions{Output: &log}),
 				HostFunctions: hostfn.Functions("faulty", hclog.NewNullLogger(), dropNotifier{}, nil),
 				instrument:    tc.instrument,
@@ -170,6 +170,7 @@ func TestNameSectionBombIsHarmless(t *testing.T) {
 			runtime.ReadMemStats(&before)
 			p, err := Load(t.Context(), Options{Name: "bomb", Wasm: wasm, Timeout: time.Second, MemoryMB: 48,
 				MaxInstances: 1, MaxOutputBytes: 1 << 20, instrument: instrument, WazeroChecks: true,
+				CacheDir:      testutil.CompilationCacheDir(t), // decoding, where the bomb is, happens on a cache hit too
 				HostFunctions: hostfn.Functions("bomb", hclog.NewNullLogger(), dropNotifier{}, nil)})
 			if err != nil {
 				t.Fatal(err)

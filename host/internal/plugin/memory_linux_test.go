@@ -91,7 +91,7 @@ func TestDiscardedInstanceIsUnmappedAtOnce(t *testing.T) {
 			const memoryMB = 64
 			p, err := Load(t.Context(), Options{
 				Name: "faulty", Wasm: wasm, Timeout: 500 * time.Millisecond, MemoryMB: memoryMB,
-				MaxInstances: 1, MaxOutputBytes: 1 << 20, CacheDir: t.TempDir(),
+				MaxInstances: 1, MaxOutputBytes: 1 << 20, CacheDir: testutil.CompilationCacheDir(t),
 				HostFunctions: hostfn.Functions("faulty", hclog.NewNullLogger(), dropNotifier{}, nil),
 				instrument:    mode.instrument,
 				WazeroChecks:  true,
@@ -147,7 +147,7 @@ func TestClosingThePluginDuringACallKeepsItsMemory(t *testing.T) {
 	}
 	p, err := Load(t.Context(), Options{
 		Name: "faulty", Wasm: wasm, Timeout: time.Second, MemoryMB: 32,
-		MaxInstances: 1, MaxOutputBytes: 1 << 20, CacheDir: t.TempDir(),
+		MaxInstances: 1, MaxOutputBytes: 1 << 20, CacheDir: testutil.CompilationCacheDir(t),
 		HostFunctions: hostfn.Functions("faulty", hclog.NewNullLogger(), dropNotifier{}, nil),
 	})
 	if err != nil {
