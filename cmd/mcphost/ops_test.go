@@ -43,8 +43,11 @@ path = %q
 	done := make(chan error, 1)
 	go func() { done <- run(t.Context(), []string{"serve", "--config", cfg}, stdin, &stdout, &stderr) }()
 
+	// The listener opens once the plugins are loaded; a first load compiles
+	// hello, which under -race on a busy machine takes tens of seconds, so
+	// the deadline is only a hang guard.
 	var body string
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		resp, err := http.Get("http://" + addr + "/metrics")
 		if err == nil {
@@ -56,7 +59,11 @@ path = %q
 		if time.Now().After(deadline) {
 			t.Fatalf("metrics listener never answered: %v", err)
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case err := <-done:
+			t.Fatalf("serve ended before its metrics listener answered: %v\n%s", err, stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 	if !strings.Contains(body, `mcphost_plugins_loaded 1`) {
 		t.Errorf("/metrics on %s:\n%.2000s", addr, body)
