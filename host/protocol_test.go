@@ -112,7 +112,7 @@ func TestSubscriptionsReachOnlySubscribers(t *testing.T) {
 		if uri != "test://watched-resource" {
 			t.Errorf("subscriber got an update for %q", uri)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(60 * time.Second):
 		t.Fatal("subscriber got no notifications/resources/updated")
 	}
 	select {
@@ -203,7 +203,7 @@ func TestLoggingFollowsTheSessionLevel(t *testing.T) {
 		t.Fatal(err)
 	}
 	callText(t, cs, "test_tool_with_logging", map[string]any{})
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for count() < 3 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -230,7 +230,7 @@ func TestProgressUsesTheRequestToken(t *testing.T) {
 		if p.ProgressToken != "tok-7" || p.Total == 0 {
 			t.Errorf("progress = %+v", p)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(60 * time.Second):
 		t.Fatal("no progress notification")
 	}
 }
