@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -339,8 +341,8 @@ func route[E any](h *Host, find func(*catalog) (E, *loadedPlugin, bool)) (E, *lo
 
 // withRequest puts the MCP request a plugin call serves into ctx, for the
 // host functions.
-func withRequest(ctx context.Context, session *mcp.ServerSession, progressToken any, extra *mcp.RequestExtra) context.Context {
-	r := &hostfn.Request{Session: session, ProgressToken: progressToken}
+func withRequest(ctx context.Context, session *mcp.ServerSession, progressToken any, caps *mcp.ClientCapabilities, extra *mcp.RequestExtra) context.Context {
+	r := &hostfn.Request{Session: session, ProgressToken: progressToken, Capabilities: caps}
 	if extra != nil {
 		r.CloseSSEStream = extra.CloseSSEStream
 	}
@@ -357,7 +359,56 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Params.Name)}
 	}
 	defer lp.release()
-	return bridge.CallTool(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.Extra), lp.plugin, e.tool, req)
+	res, err := bridge.CallTool(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.ClientCapabilities(), req.Extra), lp.plugin, e.tool, req)
+	if err == nil && res != nil {
+		if missing := undeclaredInput(res.InputRequests, req.ClientCapabilities()); len(missing) > 0 {
+			failed := &mcp.CallToolResult{}
+			failed.SetError(fmt.Errorf("tool %q needs to ask the client for %s, which this client did not declare it supports",
+				req.Params.Name, strings.Join(missing, " and ")))
+			return failed, nil
+		}
+	}
+	return res, err
+}
+
+// undeclaredInput lists the capabilities that the input requests of a
+// plugin's result (multi-round trip) need and that the client did not
+// declare, sorted: asking a client for sampling, elicitation or roots it
+// did not declare is what the specification forbids.
+func undeclaredInput(requests mcp.InputRequestMap, caps *mcp.ClientCapabilities) []string {
+	seen := map[string]bool{}
+	for _, ir := range requests {
+		if c := hostfn.MissingCapability(caps, ir); c != "" {
+			seen[c] = true
+		}
+	}
+	missing := make([]string, 0, len(seen))
+	for c := range seen {
+		missing = append(missing, c)
+	}
+	sort.Strings(missing)
+	return missing
+}
+
+// missingCapabilitiesError is the error (SEP-2575's
+// MissingRequiredClientCapabilities) for a prompt or resource whose plugin
+// needs to ask the client what it did not declare.
+func missingCapabilitiesError(what string, missing []string) error {
+	required := map[string]any{}
+	for _, c := range missing {
+		name, sub, _ := strings.Cut(c, ".")
+		if sub == "" {
+			required[name] = map[string]any{}
+		} else {
+			required[name] = map[string]any{sub: map[string]any{}}
+		}
+	}
+	data, _ := json.Marshal(map[string]any{"requiredCapabilities": required})
+	return &jsonrpc.Error{
+		Code:    mcp.CodeMissingRequiredClientCapabilities,
+		Message: fmt.Sprintf("%s needs to ask the client for %s, which this client did not declare it supports", what, strings.Join(missing, " and ")),
+		Data:    data,
+	}
 }
 
 // readResource serves resources/read for every resource and template.
@@ -370,7 +421,13 @@ func (h *Host) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	}
 	defer lp.release()
-	return bridge.ReadResource(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.Extra), lp.plugin, req)
+	res, err := bridge.ReadResource(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.ClientCapabilities(), req.Extra), lp.plugin, req)
+	if err == nil && res != nil {
+		if missing := undeclaredInput(res.InputRequests, req.ClientCapabilities()); len(missing) > 0 {
+			return nil, missingCapabilitiesError(fmt.Sprintf("resource %q", req.Params.URI), missing)
+		}
+	}
+	return res, err
 }
 
 // getPrompt serves prompts/get for every prompt.
@@ -383,7 +440,13 @@ func (h *Host) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.G
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Params.Name)}
 	}
 	defer lp.release()
-	return bridge.GetPrompt(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.Extra), lp.plugin, e.prompt, e.prompt.Name, req)
+	res, err := bridge.GetPrompt(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.ClientCapabilities(), req.Extra), lp.plugin, e.prompt, e.prompt.Name, req)
+	if err == nil && res != nil {
+		if missing := undeclaredInput(res.InputRequests, req.ClientCapabilities()); len(missing) > 0 {
+			return nil, missingCapabilitiesError(fmt.Sprintf("prompt %q", req.Params.Name), missing)
+		}
+	}
+	return res, err
 }
 
 // complete routes completion/complete to the plugin owning the prompt or
@@ -411,5 +474,5 @@ func (h *Host) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.Com
 	if !lp.plugin.Has("complete") {
 		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
 	}
-	return bridge.Complete(withRequest(ctx, req.Session, nil, req.Extra), lp.plugin, ref, req)
+	return bridge.Complete(withRequest(ctx, req.Session, nil, req.ClientCapabilities(), req.Extra), lp.plugin, ref, req)
 }
