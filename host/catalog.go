@@ -256,33 +256,30 @@ func sameJSON(a, b any) bool {
 // applyTo brings server's registrations from old (nil at start) to c: it
 // removes what is gone, and adds what is new or whose definition changed.
 // go-sdk sends list_changed for each kind that changed (one per kind for a
-// burst), and nothing for a kind that did not. The lists a plugin announced
-// as changed (announced: plugin name → "tools", "resources", "prompts")
-// are registered again even when identical, so that clients hear of them.
-func (c *catalog) applyTo(server *mcp.Server, old *catalog, h *Host, announced map[string]map[string]bool) {
+// burst), and nothing for a kind that did not — also when a plugin
+// announced a change (notify_*_list_changed) that left its lists as they
+// were: clients would list again for nothing.
+func (c *catalog) applyTo(server *mcp.Server, old *catalog, h *Host) {
 	if old == nil {
 		old = &catalog{}
 	}
-	changed := func(lp *loadedPlugin, kind string, same bool) bool {
-		return !same || announced[lp.cfg.Name][kind]
-	}
 	syncKind(old.tools, c.tools, server.RemoveTools, func(name string, o *toolEntry, e toolEntry) {
-		if o == nil || changed(e.plugin, "tools", sameJSON(o.tool.MCP, e.tool.MCP)) {
+		if o == nil || !sameJSON(o.tool.MCP, e.tool.MCP) {
 			h.register(e.plugin, "tool", name, func() { server.AddTool(e.tool.MCP, h.callTool) })
 		}
 	})
 	syncKind(old.resources, c.resources, server.RemoveResources, func(uri string, o *resourceEntry, e resourceEntry) {
-		if o == nil || changed(e.plugin, "resources", sameJSON(o.resource, e.resource)) {
+		if o == nil || !sameJSON(o.resource, e.resource) {
 			h.register(e.plugin, "resource", uri, func() { server.AddResource(e.resource, h.readResource) })
 		}
 	})
 	syncKind(old.templates, c.templates, server.RemoveResourceTemplates, func(uri string, o *templateEntry, e templateEntry) {
-		if o == nil || changed(e.plugin, "resources", sameJSON(o.template, e.template)) {
+		if o == nil || !sameJSON(o.template, e.template) {
 			h.register(e.plugin, "template", uri, func() { server.AddResourceTemplate(e.template, h.readResource) })
 		}
 	})
 	syncKind(old.prompts, c.prompts, server.RemovePrompts, func(name string, o *promptEntry, e promptEntry) {
-		if o == nil || changed(e.plugin, "prompts", sameJSON(o.prompt, e.prompt)) {
+		if o == nil || !sameJSON(o.prompt, e.prompt) {
 			h.register(e.plugin, "prompt", name, func() { server.AddPrompt(e.prompt, h.getPrompt) })
 		}
 	})

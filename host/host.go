@@ -223,7 +223,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 		logger.Error("lock file", "error", p)
 	}
 	c := buildCatalog(h.plugins, logger, hold)
-	c.applyTo(h.server, nil, h, nil)
+	c.applyTo(h.server, nil, h)
 	h.catalog.Store(c)
 	for _, lp := range h.plugins {
 		h.logLoaded(c, lp)
