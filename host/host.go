@@ -217,7 +217,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 		}
 		h.auth = rs
 	}
-	h.server.AddReceivingMiddleware(toolErrorsFromInputRequests, h.observe, h.limitInFlight, h.enforceScopes, h.countInFlight)
+	h.server.AddReceivingMiddleware(revisionFields, toolErrorsFromInputRequests, h.observe, h.limitInFlight, h.enforceScopes, h.countInFlight)
 	hold, problems := h.vet(h.plugins, cfg.Server.LockFile)
 	for _, p := range problems {
 		logger.Error("lock file", "error", p)
