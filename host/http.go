@@ -45,6 +45,11 @@ func (h *Host) HTTPHandler(listenAddr string) http.Handler {
 	// A DELETE first cancels what the session's requests wait for, or
 	// go-sdk's close of the session would wait on them forever.
 	var handler http.Handler = h.endRequestsOnDelete(mcpHandler)
+	if !opts.Stateless {
+		// go-sdk's idle timer closes a session without a hook: what the
+		// session's requests wait for is cancelled at the same time.
+		handler = h.trackIdleSessions(opts.SessionTimeout, handler)
+	}
 	if h.auth != nil {
 		// Per-tool scopes: 403 before go-sdk sees the call.
 		handler = h.checkToolScopes(handler)

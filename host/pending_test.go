@@ -334,3 +334,83 @@ func TestStdioClientLeavingEndsItsWaits(t *testing.T) {
 		t.Fatal("ServeStdio outlived its client, held by a call waiting on it")
 	}
 }
+
+// TestIdleSessionTimeoutEndsWaitsOnAVanishedClient: a client that drops
+// its connection while a call waits on its sampling answer, and never comes
+// back: once the session is idle past session_timeout, go-sdk closes it,
+// and the close goes through (the call's wait is cancelled).
+func TestIdleSessionTimeoutEndsWaitsOnAVanishedClient(t *testing.T) {
+	h, logs := newHost(t, `
+[server]
+watch = false
+session_timeout = "1s"
+[[plugin]]
+name = "everything"
+path = "`+testutil.GoPlugin(t, "plugins/everything")+`"
+timeout = "10m"
+`)
+	endpoint, _ := serveHTTPFor(t, h, 5*time.Second)
+	post := func(ctx context.Context, session, body string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp := post(t.Context(), "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"vanishing","version":"1"}}}`)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	session := resp.Header.Get("Mcp-Session-Id")
+	if session == "" {
+		t.Fatalf("initialize: no session (status %d)", resp.StatusCode)
+	}
+	resp = post(t.Context(), session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	resp.Body.Close()
+
+	// The call; once the sampling request arrives on its stream, the
+	// client vanishes.
+	ctx, vanish := context.WithCancel(t.Context())
+	resp = post(ctx, session, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_sampling","arguments":{"prompt":"hello?"}}}`)
+	var seen strings.Builder
+	buf := make([]byte, 4096)
+	for !strings.Contains(seen.String(), "sampling/createMessage") {
+		n, err := resp.Body.Read(buf)
+		seen.Write(buf[:n])
+		if err != nil {
+			t.Fatalf("the sampling request never came: %v; stream: %s", err, seen.String())
+		}
+	}
+	vanish()
+	resp.Body.Close()
+
+	// GET (which keeps no session alive) until the session is gone.
+	deadline := time.Now().Add(hangGuard)
+	for {
+		req, _ := http.NewRequest(http.MethodGet, endpoint, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", session)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusNotFound {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session still there (GET %d) %s after its client vanished, with session_timeout 1s", resp.StatusCode, hangGuard)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.Contains(logs.String(), "session idle past session_timeout") {
+		t.Error("the log does not say the idle session's requests were cancelled")
+	}
+}

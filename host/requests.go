@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -91,8 +92,11 @@ func (t *requestTracker) stop(cause error) {
 	}
 }
 
+// anyUser, as endSession's user, ends the requests of every user.
+const anyUser = "\x00any"
+
 // endSession cancels the requests in flight of the session with the given
-// ID that came from user or from no user.
+// ID that came from user or from no user (or all, for anyUser).
 func (t *requestTracker) endSession(id, user string) int {
 	var ended []*trackedRequest
 	t.mu.Lock()
@@ -102,7 +106,7 @@ func (t *requestTracker) endSession(id, user string) int {
 			continue
 		}
 		for r := range rs {
-			if r.user == "" || r.user == user {
+			if r.user == "" || r.user == user || user == anyUser {
 				ended = append(ended, r)
 			}
 		}
@@ -112,6 +116,19 @@ func (t *requestTracker) endSession(id, user string) int {
 		r.cancel(errSessionClosed)
 	}
 	return len(ended)
+}
+
+// busy reports whether the session with the given ID has requests in
+// flight.
+func (t *requestTracker) busy(id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for s := range t.sessions {
+		if ss, ok := s.(*mcp.ServerSession); ok && ss.ID() == id {
+			return true
+		}
+	}
+	return false
 }
 
 // endSessionOf cancels every request in flight of session s.
@@ -141,6 +158,113 @@ func (h *Host) countInFlight(next mcp.MethodHandler) mcp.MethodHandler {
 		defer done()
 		return next(ctx, method, req)
 	}
+}
+
+// idleSessions mirrors go-sdk's idle-session timer (session_timeout):
+// a session is idle while none of its POSTs is open, and go-sdk closes it
+// once idle for the timeout. go-sdk's Close then waits for the session's
+// requests, and one may wait on a client that went away mid-call (its POST
+// dropped): the host cancels the requests of a session idle that long, so
+// that the close goes through. The timers run no goroutine until they fire.
+type idleSessions struct {
+	timeout time.Duration
+	busy    func(id string) bool // whether the session has requests in flight
+	end     func(id string)      // cancels the session's requests
+	mu      sync.Mutex
+	byID    map[string]*idleSession
+}
+
+type idleSession struct {
+	open  int         // POSTs being served
+	timer *time.Timer // running while open == 0
+}
+
+// begin counts one more POST of session id being served.
+func (s *idleSessions) begin(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byID == nil {
+		s.byID = map[string]*idleSession{}
+	}
+	e := s.byID[id]
+	if e == nil {
+		e = &idleSession{}
+		s.byID[id] = e
+	}
+	e.open++
+	if e.timer != nil {
+		e.timer.Stop()
+		e.timer = nil
+	}
+}
+
+// done counts one POST of session id less; the last starts the idle timer.
+func (s *idleSessions) done(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.byID[id]
+	if e == nil {
+		return
+	}
+	if e.open--; e.open > 0 {
+		return
+	}
+	if !s.busy(id) {
+		// Nothing to cancel (and an ID go-sdk does not know keeps no
+		// entry): a later request comes with a POST of its own.
+		delete(s.byID, id)
+		return
+	}
+	var timer *time.Timer
+	timer = time.AfterFunc(s.timeout, func() {
+		s.mu.Lock()
+		current := s.byID[id] == e && e.timer == timer
+		if current {
+			delete(s.byID, id)
+		}
+		s.mu.Unlock()
+		if current {
+			s.end(id)
+		}
+	})
+	e.timer = timer
+}
+
+// forget drops session id (deleted by its client).
+func (s *idleSessions) forget(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.byID[id]; e != nil {
+		if e.timer != nil {
+			e.timer.Stop()
+		}
+		delete(s.byID, id)
+	}
+}
+
+// trackIdleSessions follows the POSTs of each session for idle, when
+// sessions time out (timeout > 0).
+func (h *Host) trackIdleSessions(timeout time.Duration, next http.Handler) http.Handler {
+	if timeout <= 0 {
+		return next
+	}
+	idle := &idleSessions{timeout: timeout, busy: h.requests.busy, end: func(id string) {
+		if n := h.requests.endSession(id, anyUser); n > 0 {
+			h.logger.Info("session idle past session_timeout: cancelling its requests in flight", "requests", n)
+		}
+	}}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("Mcp-Session-Id")
+		switch {
+		case id == "":
+		case r.Method == http.MethodPost:
+			idle.begin(id)
+			defer idle.done(id)
+		case r.Method == http.MethodDelete:
+			defer idle.forget(id)
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // endRequestsOnDelete cancels, before go-sdk closes a session on the
