@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host"
@@ -128,4 +129,24 @@ func TestNoRequestsForCapabilitiesTheClientDidNotDeclare(t *testing.T) {
 			t.Errorf("the client was sent %v, want two sampling requests", got)
 		}
 	})
+}
+
+// TestClientRefusingSamplingIsAToolError: a client that declared sampling
+// but answers the request with a JSON-RPC error (as clients do when the
+// user declines): the tool call gets a tool error, not the client's
+// JSON-RPC error passed back to it as if the host had failed.
+func TestClientRefusingSamplingIsAToolError(t *testing.T) {
+	h, _ := askingHost(t)
+	cs, _ := connectRecording(t, h, &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the user declined"}
+		},
+	}, "2025-11-25")
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "test_sampling", Arguments: map[string]any{"prompt": "x"}})
+	if err != nil {
+		t.Fatalf("a protocol error (%v), want a tool error", err)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; !res.IsError || !strings.Contains(text, "the user declined") {
+		t.Errorf("isError %v, %q; want a tool error with the client's reason", res.IsError, text)
+	}
 }

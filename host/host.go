@@ -393,16 +393,18 @@ func limits(pc config.Plugin) string {
 
 // toolErrorsFromInputRequests wraps go-sdk's multi-round-trip middleware.
 // When go-sdk fails to get a plugin's inputRequests answered by an older
-// client (it refused, or the request was invalid), it returns a plain
-// error, which reaches the client as a JSON-RPC error with code 0. For
-// tools/call that is a tool failure the model should see: make it an
-// isError result, as a blocking go-sdk tool would. The host's own handlers
-// return only *jsonrpc.Error, so a plain error here comes from go-sdk.
+// client (it refused, or the request was invalid), it returns a wrapped
+// error, which reaches the client as a JSON-RPC error — with code 0, or
+// the code of the client's own error answer (say -32603 when its user
+// declined), as if the host had failed. For tools/call that is a tool
+// failure the model should see: make it an isError result, as a blocking
+// go-sdk tool would. The host's own handlers (and go-sdk's checks) return
+// a bare *jsonrpc.Error, so any other error here is go-sdk's.
 func toolErrorsFromInputRequests(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
-		var rpcErr *jsonrpc.Error
-		if err == nil || method != "tools/call" || errors.As(err, &rpcErr) || ctx.Err() != nil {
+		_, bare := err.(*jsonrpc.Error)
+		if err == nil || method != "tools/call" || bare || ctx.Err() != nil {
 			return res, err
 		}
 		failed := &mcp.CallToolResult{}
