@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -261,33 +263,30 @@ func sameJSON(a, b any) bool {
 // applyTo brings server's registrations from old (nil at start) to c: it
 // removes what is gone, and adds what is new or whose definition changed.
 // go-sdk sends list_changed for each kind that changed (one per kind for a
-// burst), and nothing for a kind that did not. The lists a plugin announced
-// as changed (announced: plugin name → "tools", "resources", "prompts")
-// are registered again even when identical, so that clients hear of them.
-func (c *catalog) applyTo(server *mcp.Server, old *catalog, h *Host, announced map[string]map[string]bool) {
+// burst), and nothing for a kind that did not — also when a plugin
+// announced a change (notify_*_list_changed) that left its lists as they
+// were: clients would list again for nothing.
+func (c *catalog) applyTo(server *mcp.Server, old *catalog, h *Host) {
 	if old == nil {
 		old = &catalog{}
 	}
-	changed := func(lp *loadedPlugin, kind string, same bool) bool {
-		return !same || announced[lp.cfg.Name][kind]
-	}
 	syncKind(old.tools, c.tools, server.RemoveTools, func(name string, o *toolEntry, e toolEntry) {
-		if o == nil || changed(e.plugin, "tools", sameJSON(o.tool.MCP, e.tool.MCP)) {
+		if o == nil || !sameJSON(o.tool.MCP, e.tool.MCP) {
 			h.register(e.plugin, "tool", name, func() { server.AddTool(e.tool.MCP, h.callTool) })
 		}
 	})
 	syncKind(old.resources, c.resources, server.RemoveResources, func(uri string, o *resourceEntry, e resourceEntry) {
-		if o == nil || changed(e.plugin, "resources", sameJSON(o.resource, e.resource)) {
+		if o == nil || !sameJSON(o.resource, e.resource) {
 			h.register(e.plugin, "resource", uri, func() { server.AddResource(e.resource, h.readResource) })
 		}
 	})
 	syncKind(old.templates, c.templates, server.RemoveResourceTemplates, func(uri string, o *templateEntry, e templateEntry) {
-		if o == nil || changed(e.plugin, "resources", sameJSON(o.template, e.template)) {
+		if o == nil || !sameJSON(o.template, e.template) {
 			h.register(e.plugin, "template", uri, func() { server.AddResourceTemplate(e.template, h.readResource) })
 		}
 	})
 	syncKind(old.prompts, c.prompts, server.RemovePrompts, func(name string, o *promptEntry, e promptEntry) {
-		if o == nil || changed(e.plugin, "prompts", sameJSON(o.prompt, e.prompt)) {
+		if o == nil || !sameJSON(o.prompt, e.prompt) {
 			h.register(e.plugin, "prompt", name, func() { server.AddPrompt(e.prompt, h.getPrompt) })
 		}
 	})
@@ -346,8 +345,8 @@ func route[E any](h *Host, find func(*catalog) (E, *loadedPlugin, bool)) (E, *lo
 
 // withRequest puts the MCP request a plugin call serves into ctx, for the
 // host functions.
-func withRequest(ctx context.Context, session *mcp.ServerSession, progressToken any, extra *mcp.RequestExtra) context.Context {
-	r := &hostfn.Request{Session: session, ProgressToken: progressToken}
+func withRequest(ctx context.Context, session *mcp.ServerSession, progressToken any, caps *mcp.ClientCapabilities, extra *mcp.RequestExtra) context.Context {
+	r := &hostfn.Request{Session: session, ProgressToken: progressToken, Capabilities: caps}
 	if extra != nil {
 		r.CloseSSEStream = extra.CloseSSEStream
 	}
@@ -364,7 +363,56 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Params.Name)}
 	}
 	defer lp.release()
-	return bridge.CallTool(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.Extra), lp.plugin, e.tool, req)
+	res, err := bridge.CallTool(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.ClientCapabilities(), req.Extra), lp.plugin, e.tool, req)
+	if err == nil && res != nil {
+		if missing := undeclaredInput(res.InputRequests, req.ClientCapabilities()); len(missing) > 0 {
+			failed := &mcp.CallToolResult{}
+			failed.SetError(fmt.Errorf("tool %q needs to ask the client for %s, which this client did not declare it supports",
+				req.Params.Name, strings.Join(missing, " and ")))
+			return failed, nil
+		}
+	}
+	return res, err
+}
+
+// undeclaredInput lists the capabilities that the input requests of a
+// plugin's result (multi-round trip) need and that the client did not
+// declare, sorted: asking a client for sampling, elicitation or roots it
+// did not declare is what the specification forbids.
+func undeclaredInput(requests mcp.InputRequestMap, caps *mcp.ClientCapabilities) []string {
+	seen := map[string]bool{}
+	for _, ir := range requests {
+		if c := hostfn.MissingCapability(caps, ir); c != "" {
+			seen[c] = true
+		}
+	}
+	missing := make([]string, 0, len(seen))
+	for c := range seen {
+		missing = append(missing, c)
+	}
+	sort.Strings(missing)
+	return missing
+}
+
+// missingCapabilitiesError is the error (SEP-2575's
+// MissingRequiredClientCapabilities) for a prompt or resource whose plugin
+// needs to ask the client what it did not declare.
+func missingCapabilitiesError(what string, missing []string) error {
+	required := map[string]any{}
+	for _, c := range missing {
+		name, sub, _ := strings.Cut(c, ".")
+		if sub == "" {
+			required[name] = map[string]any{}
+		} else {
+			required[name] = map[string]any{sub: map[string]any{}}
+		}
+	}
+	data, _ := json.Marshal(map[string]any{"requiredCapabilities": required})
+	return &jsonrpc.Error{
+		Code:    mcp.CodeMissingRequiredClientCapabilities,
+		Message: fmt.Sprintf("%s needs to ask the client for %s, which this client did not declare it supports", what, strings.Join(missing, " and ")),
+		Data:    data,
+	}
 }
 
 // readResource serves resources/read for every resource and template.
@@ -387,7 +435,13 @@ func (h *Host) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (
 	if match != nil {
 		match.Template = lp.pluginURI(match.Template)
 	}
-	return bridge.ReadResource(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.Extra), lp.plugin, req, match)
+	res, err := bridge.ReadResource(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.ClientCapabilities(), req.Extra), lp.plugin, req, match)
+	if err == nil && res != nil {
+		if missing := undeclaredInput(res.InputRequests, req.ClientCapabilities()); len(missing) > 0 {
+			return nil, missingCapabilitiesError(fmt.Sprintf("resource %q", req.Params.URI), missing)
+		}
+	}
+	return res, err
 }
 
 // getPrompt serves prompts/get for every prompt.
@@ -400,7 +454,13 @@ func (h *Host) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.G
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Params.Name)}
 	}
 	defer lp.release()
-	return bridge.GetPrompt(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.Extra), lp.plugin, e.prompt, lp.pluginPromptName(e.prompt.Name), req)
+	res, err := bridge.GetPrompt(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.ClientCapabilities(), req.Extra), lp.plugin, e.prompt, lp.pluginPromptName(e.prompt.Name), req)
+	if err == nil && res != nil {
+		if missing := undeclaredInput(res.InputRequests, req.ClientCapabilities()); len(missing) > 0 {
+			return nil, missingCapabilitiesError(fmt.Sprintf("prompt %q", req.Params.Name), missing)
+		}
+	}
+	return res, err
 }
 
 // complete routes completion/complete to the plugin owning the prompt or
@@ -430,5 +490,5 @@ func (h *Host) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.Com
 	}
 	own := *ref // as the plugin knows it
 	own.Name, own.URI = lp.pluginPromptName(ref.Name), lp.pluginURI(ref.URI)
-	return bridge.Complete(withRequest(ctx, req.Session, nil, req.Extra), lp.plugin, &own, req)
+	return bridge.Complete(withRequest(ctx, req.Session, nil, req.ClientCapabilities(), req.Extra), lp.plugin, &own, req)
 }

@@ -97,6 +97,7 @@ type Host struct {
 
 	catalog  atomic.Pointer[catalog]
 	inflight atomic.Int64   // MCP requests being handled, for graceful shutdown
+	requests requestTracker // the same, to cancel what waits on a client that is gone
 	retiring sync.WaitGroup // old generations waiting for their last call
 
 	// perSession counts each session's requests in flight, to bound them.
@@ -228,13 +229,13 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 		}
 		h.auth = rs
 	}
-	h.server.AddReceivingMiddleware(toolErrorsFromInputRequests, h.observe, h.limitInFlight, h.enforceScopes, h.countInFlight)
+	h.server.AddReceivingMiddleware(revisionFields, toolErrorsFromInputRequests, h.observe, h.limitInFlight, h.enforceScopes, h.countInFlight)
 	hold, problems := h.vet(h.plugins, cfg.Server.LockFile)
 	for _, p := range problems {
 		logger.Error("lock file", "error", p)
 	}
 	c := buildCatalog(h.plugins, logger, hold)
-	c.applyTo(h.server, nil, h, nil)
+	c.applyTo(h.server, nil, h)
 	h.catalog.Store(c)
 	for _, lp := range h.plugins {
 		h.logLoaded(c, lp)
@@ -402,31 +403,20 @@ func limits(pc config.Plugin) string {
 	return l
 }
 
-// countInFlight is a receiving middleware that counts requests (not
-// notifications) being handled.
-func (h *Host) countInFlight(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if strings.HasPrefix(method, "notifications/") {
-			return next(ctx, method, req)
-		}
-		h.inflight.Add(1)
-		defer h.inflight.Add(-1)
-		return next(ctx, method, req)
-	}
-}
-
 // toolErrorsFromInputRequests wraps go-sdk's multi-round-trip middleware.
 // When go-sdk fails to get a plugin's inputRequests answered by an older
-// client (it refused, or the request was invalid), it returns a plain
-// error, which reaches the client as a JSON-RPC error with code 0. For
-// tools/call that is a tool failure the model should see: make it an
-// isError result, as a blocking go-sdk tool would. The host's own handlers
-// return only *jsonrpc.Error, so a plain error here comes from go-sdk.
+// client (it refused, or the request was invalid), it returns a wrapped
+// error, which reaches the client as a JSON-RPC error — with code 0, or
+// the code of the client's own error answer (say -32603 when its user
+// declined), as if the host had failed. For tools/call that is a tool
+// failure the model should see: make it an isError result, as a blocking
+// go-sdk tool would. The host's own handlers (and go-sdk's checks) return
+// a bare *jsonrpc.Error, so any other error here is go-sdk's.
 func toolErrorsFromInputRequests(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
-		var rpcErr *jsonrpc.Error
-		if err == nil || method != "tools/call" || errors.As(err, &rpcErr) || ctx.Err() != nil {
+		_, bare := err.(*jsonrpc.Error)
+		if err == nil || method != "tools/call" || bare || ctx.Err() != nil {
 			return res, err
 		}
 		failed := &mcp.CallToolResult{}
@@ -489,7 +479,9 @@ func (h *Host) Plugins() []PluginInfo {
 }
 
 // ServeStdio serves one MCP session over newline-delimited JSON on in and
-// out until the client closes in or ctx is done. A JSON-RPC batch the
+// out until the client closes in or ctx is done; then the requests still in
+// flight are cancelled (a plugin call ends at once, and so does a wait for
+// the client's answer) and it returns. A JSON-RPC batch the
 // session may not send is answered with an error and dropped (see
 // stdioBatches).
 func (h *Host) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
@@ -504,6 +496,9 @@ func (h *Host) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 	closed := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		defer close(closed)
+		// Close waits for the requests in flight; one waiting on the
+		// client's answer would wait forever.
+		h.requests.endSessionOf(ss)
 		ss.Close()
 	})
 	err = ss.Wait()
@@ -517,8 +512,12 @@ func (h *Host) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 }
 
 // Close stops watching for changes, waits (bounded by ctx) for calls in
-// flight, and frees every plugin.
+// flight, and frees every plugin. When ctx ends first, the requests still
+// in flight are cancelled, those waiting on a client's answer included;
+// requests still running once the plugins are freed are cancelled too.
 func (h *Host) Close(ctx context.Context) error {
+	stopRequests := context.AfterFunc(ctx, func() { h.requests.stop(errShuttingDown) })
+	defer stopRequests()
 	h.stop()
 	<-h.done
 	h.reloadMu.Lock()
@@ -536,6 +535,9 @@ func (h *Host) Close(ctx context.Context) error {
 		}
 	}
 	h.retiring.Wait()
+	// What still runs holds no plugin call (say go-sdk waits for a client's
+	// answer, to call the plugin again): it has nothing left to call.
+	h.requests.stop(errShuttingDown)
 	if h.auth != nil {
 		_ = h.auth.Close()
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -19,8 +20,10 @@ const MCPPath = "/mcp"
 
 // HTTPHandler returns the Streamable HTTP handler for this host's server,
 // mounted at MCPPath, for a server listening on listenAddr. Requests whose
-// Host header is not the listen address (or localhost at its port), or
-// whose Origin is neither that nor one of [server] allowed_origins, get 403:
+// Host header is not the listen address (or, for a server on loopback, a
+// loopback name at any port, as a local reverse proxy sends), or whose
+// Origin is neither the listen address (localhost at its port) nor one of
+// [server] allowed_origins, get 403:
 // this is what stops a web page from reaching a local server through DNS
 // rebinding. A JSON-RPC batch the session may not send gets 400 with a
 // JSON-RPC error before go-sdk sees it (see guardBatches).
@@ -39,7 +42,14 @@ func (h *Host) HTTPHandler(listenAddr string) http.Handler {
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server }, opts)
 	guard := newOriginGuard(listenAddr, settings.AllowedOrigins)
 	mux := http.NewServeMux()
-	var handler http.Handler = mcpHandler
+	// A DELETE first cancels what the session's requests wait for, or
+	// go-sdk's close of the session would wait on them forever.
+	var handler http.Handler = h.endRequestsOnDelete(mcpHandler)
+	if !opts.Stateless {
+		// go-sdk's idle timer closes a session without a hook: what the
+		// session's requests wait for is cancelled at the same time.
+		handler = h.trackIdleSessions(opts.SessionTimeout, handler)
+	}
 	if h.auth != nil {
 		// Per-tool scopes: 403 before go-sdk sees the call.
 		handler = h.checkToolScopes(handler)
@@ -64,6 +74,13 @@ func (h *Host) HTTPHandler(listenAddr string) http.Handler {
 type originGuard struct {
 	hosts   []string // acceptable Host header values
 	origins []string // acceptable Origin header values
+	// anyLoopbackHost accepts a loopback name (localhost, 127.0.0.1, [::1])
+	// at any port as Host, when the server listens on loopback (or on every
+	// address): a reverse proxy on the same machine forwards its own port
+	// in Host. Such a name is never one an attacker's DNS can rebind, which
+	// is what the Host check is for; go-sdk and the Python SDK accept them
+	// alike.
+	anyLoopbackHost bool
 }
 
 func newOriginGuard(listenAddr string, extraOrigins []string) *originGuard {
@@ -76,6 +93,7 @@ func newOriginGuard(listenAddr string, extraOrigins []string) *originGuard {
 	ip := net.ParseIP(host)
 	if host == "" || host == "localhost" || (ip != nil && (ip.IsLoopback() || ip.IsUnspecified())) {
 		names = append(names, "localhost", "127.0.0.1", "[::1]", "::1")
+		g.anyLoopbackHost = true
 	}
 	for _, n := range names {
 		hostport := n
@@ -96,7 +114,7 @@ func newOriginGuard(listenAddr string, extraOrigins []string) *originGuard {
 
 func (g *originGuard) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !slices.Contains(g.hosts, strings.ToLower(r.Host)) {
+		if !slices.Contains(g.hosts, strings.ToLower(r.Host)) && !(g.anyLoopbackHost && isLoopbackHost(r.Host)) {
 			http.Error(w, fmt.Sprintf("Forbidden: Host %q is not this server's address", r.Host), http.StatusForbidden)
 			return
 		}
@@ -106,6 +124,21 @@ func (g *originGuard) wrap(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// isLoopbackHost reports whether a Host header names a loopback address
+// (localhost, 127.0.0.0/8, ::1), at any port or none.
+func isLoopbackHost(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = hostport
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // ServeHTTP serves MCP over Streamable HTTP on ln until ctx is done, then
@@ -139,14 +172,19 @@ func (h *Host) ServeHTTP(ctx context.Context, ln net.Listener, grace time.Durati
 	go func() { shutdownDone <- srv.Shutdown(graceCtx) }()
 	// Shutdown closes the listener and idle connections, but a session's
 	// SSE stream never goes idle: once no MCP request is running, end the
-	// sessions so their streams close too.
+	// sessions so their streams close too. Requests still running when the
+	// grace ends are cancelled first: a session's Close waits for them, and
+	// one may be waiting for an answer its client never sends.
 	h.waitIdle(graceCtx)
+	if n := h.inflight.Load(); n > 0 {
+		h.logger.Warn("requests still running after the grace period; cancelling them", "in_flight", n)
+	}
+	h.requests.stop(errShuttingDown)
 	for ss := range h.server.Sessions() {
 		ss.Close()
 	}
 	err := <-shutdownDone
 	if errors.Is(err, context.DeadlineExceeded) {
-		h.logger.Warn("requests still running after the grace period; closing them", "in_flight", h.inflight.Load())
 		srv.Close()
 		err = nil
 	}

@@ -31,9 +31,9 @@ func (h *Host) Reload(ctx context.Context) error {
 	return h.reload(ctx, nil)
 }
 
-// reload is Reload, also rebuilding the plugins that announced a list
-// change (announced: plugin name → kinds) even when their files did not
-// change, and telling clients of the lists they announced.
+// reload is Reload, also rebuilding (and so listing again) the plugins that
+// announced a list change (announced: plugin name → kinds) even when their
+// files did not change; clients hear of the lists that did change.
 func (h *Host) reload(ctx context.Context, announced map[string]map[string]bool) error {
 	h.reloadMu.Lock()
 	defer h.reloadMu.Unlock()
@@ -95,7 +95,7 @@ func (h *Host) reload(ctx context.Context, announced map[string]map[string]bool)
 	c := buildCatalog(next, h.logger, hold)
 	c.warnMoves(old, h.logger)
 	h.catalog.Store(c)
-	c.applyTo(h.server, old, h, announced)
+	c.applyTo(h.server, old, h)
 
 	inNext := map[*loadedPlugin]bool{}
 	for _, lp := range next {

@@ -111,6 +111,9 @@ func (f *functions) createMessage(ctx context.Context, payload []byte) (any, err
 	if err := decodePayload(payload, &params); err != nil {
 		return nil, err
 	}
+	if err := mayAsk(ctx, &params); err != nil {
+		return nil, err
+	}
 	return ss.CreateMessage(ctx, &params)
 }
 
@@ -126,6 +129,9 @@ func (f *functions) createElicitation(ctx context.Context, payload []byte) (any,
 	if err := decodePayload(payload, &params); err != nil {
 		return nil, err
 	}
+	if err := mayAsk(ctx, &params); err != nil {
+		return nil, err
+	}
 	return ss.Elicit(ctx, &params)
 }
 
@@ -133,6 +139,9 @@ func (f *functions) createElicitation(ctx context.Context, payload []byte) (any,
 func (f *functions) listRoots(ctx context.Context) (any, error) {
 	ss, err := f.session(ctx, "list_roots")
 	if err != nil {
+		return nil, err
+	}
+	if err := mayAsk(ctx, &mcp.ListRootsParams{}); err != nil {
 		return nil, err
 	}
 	return ss.ListRoots(ctx, &mcp.ListRootsParams{})
@@ -238,4 +247,62 @@ func (f *functions) doExtismHTTP(ctx context.Context, p *extism.CurrentPlugin, r
 	}
 	f.log(hclog.Debug, "http_request (Extism's)", "method", req.Method, "url", req.URL, "status", resp.Status)
 	return resp, nil
+}
+
+// Capabilities a client declares that the host's requests to it need.
+const (
+	CapSampling      = "sampling"
+	CapSamplingTools = "sampling.tools"
+	CapElicitation   = "elicitation"
+	CapElicitURL     = "elicitation.url"
+	CapElicitForm    = "elicitation.form"
+	CapRoots         = "roots"
+)
+
+// MissingCapability returns the client capability that asking the client
+// for ir needs and caps (what the client declared) lacks, or "" when the
+// client may be asked. The specification forbids a server to send a
+// client a request of a capability it did not declare.
+func MissingCapability(caps *mcp.ClientCapabilities, ir mcp.InputRequest) string {
+	if caps == nil {
+		caps = &mcp.ClientCapabilities{}
+	}
+	switch p := ir.(type) {
+	case *mcp.CreateMessageParams:
+		if caps.Sampling == nil {
+			return CapSampling
+		}
+	case *mcp.CreateMessageWithToolsParams:
+		if caps.Sampling == nil {
+			return CapSampling
+		}
+		if len(p.Tools) > 0 && caps.Sampling.Tools == nil {
+			return CapSamplingTools
+		}
+	case *mcp.ElicitParams:
+		e := caps.Elicitation
+		switch {
+		case e == nil:
+			return CapElicitation
+		case p.Mode == "url" && e.URL == nil:
+			return CapElicitURL
+		// A client declaring neither mode supports forms (2025-06-18).
+		case p.Mode != "url" && e.Form == nil && e.URL != nil:
+			return CapElicitForm
+		}
+	case *mcp.ListRootsParams:
+		if caps.RootsV2 == nil {
+			return CapRoots
+		}
+	}
+	return ""
+}
+
+// mayAsk returns an error when the client of the current request did not
+// declare the capability asking it for ir needs.
+func mayAsk(ctx context.Context, ir mcp.InputRequest) error {
+	if missing := MissingCapability(requestFrom(ctx).Capabilities, ir); missing != "" {
+		return fmt.Errorf("the client did not declare the %q capability: it may not be asked", missing)
+	}
+	return nil
 }

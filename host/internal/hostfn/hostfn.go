@@ -42,6 +42,10 @@ type Request struct {
 	Session *mcp.ServerSession
 	// ProgressToken is the request's _meta.progressToken, or nil.
 	ProgressToken any
+	// Capabilities are what the client declared (at initialize, or in the
+	// request's _meta on the 2026-07-28 revision); nil for none. The host
+	// asks a client only what they include.
+	Capabilities *mcp.ClientCapabilities
 	// CloseSSEStream, when the transport offers it, closes the SSE stream
 	// of the request so the client reconnects later (SEP-1699).
 	CloseSSEStream func(mcp.CloseSSEStreamArgs)
