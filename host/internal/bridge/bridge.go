@@ -60,7 +60,7 @@ func envelope(request any, meta map[string]any, caps *mcp.ClientCapabilities, ma
 		in.Context.Meta = map[string]any{}
 	}
 	if caps != nil {
-		b, err := json.Marshal(caps)
+		b, err := encodeCapabilities(caps)
 		if err != nil {
 			return nil, fmt.Errorf("encode client capabilities: %w", err)
 		}
@@ -71,6 +71,24 @@ func envelope(request any, meta map[string]any, caps *mcp.ClientCapabilities, ma
 		return nil, fmt.Errorf("encode plugin input: %w", err)
 	}
 	return b, nil
+}
+
+// encodeCapabilities encodes what the client declared. go-sdk's
+// ClientCapabilities always encodes "roots" (a struct field, which
+// omitempty does not omit), so a plugin would read every client as
+// declaring roots; it is left out unless the client declared it (RootsV2,
+// which go-sdk sets only then).
+func encodeCapabilities(caps *mcp.ClientCapabilities) (json.RawMessage, error) {
+	b, err := json.Marshal(caps)
+	if err != nil || caps.RootsV2 != nil {
+		return b, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return nil, err
+	}
+	delete(fields, "roots")
+	return json.Marshal(fields)
 }
 
 // decodeResult decodes a plugin output, which must be one JSON object, into v.

@@ -100,3 +100,39 @@ func TestCallToolChecksStructuredContentAgainstOutputSchema(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvelopeSaysRootsOnlyWhenDeclared: go-sdk encodes "roots" for every
+// client; the plugin must see it only from a client that declared it, or
+// it asks clients for roots they never offered (SEP-2322).
+func TestEnvelopeSaysRootsOnlyWhenDeclared(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		caps  *mcp.ClientCapabilities
+		roots bool
+	}{
+		{"sampling only", &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}}, false},
+		{"nothing", &mcp.ClientCapabilities{}, false},
+		{"roots", &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := envelope(nil, nil, tc.caps, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var in struct {
+				Context struct {
+					ClientCapabilities map[string]json.RawMessage `json:"clientCapabilities"`
+				} `json:"context"`
+			}
+			if err := json.Unmarshal(b, &in); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := in.Context.ClientCapabilities["roots"]; ok != tc.roots {
+				t.Errorf("clientCapabilities = %s, want roots present = %v", b, tc.roots)
+			}
+			if _, ok := in.Context.ClientCapabilities["sampling"]; ok != (tc.caps.Sampling != nil) {
+				t.Errorf("clientCapabilities = %s: sampling lost or invented", b)
+			}
+		})
+	}
+}
