@@ -48,7 +48,7 @@ func (h *Host) reload(ctx context.Context, announced map[string]map[string]bool)
 			h.reportError(ctx, err)
 			return err
 		}
-		if next.Server.Transport != cfg.Server.Transport || next.Server.Listen != cfg.Server.Listen || next.Server.Stateless != cfg.Server.Stateless {
+		if was, now := cfg.Written, next.Written; now.Transport != was.Transport || now.Listen != was.Listen || now.Stateless != was.Stateless {
 			h.logger.Warn("reload: [server] transport settings take effect on restart only")
 		}
 		// Server-wide settings stay as started; plugins follow the file.

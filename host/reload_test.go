@@ -317,3 +317,39 @@ func TestReloadUnderLoad(t *testing.T) {
 		t.Errorf("memory mappings grew from %d to %d over %d reloads", mapsAfterSettle, maps, reloads-settle)
 	}
 }
+
+// TestReloadComparesTransportWithTheFile: flags (serve --stateless, --http)
+// override [server]; a reload warns that transport settings wait for a
+// restart only when the file changed them, not on every reload because the
+// flags differ from the file.
+func TestReloadComparesTransportWithTheFile(t *testing.T) {
+	path := testutil.WriteConfig(t, "[server]\nwatch = false\n[[plugin]]\nname = \"hello\"\npath = \""+testutil.GoPlugin(t, "plugins/hello")+"\"\n")
+	cfg, err := host.LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Server.Stateless = true // as serve --stateless does
+	logs := &syncBuffer{}
+	h, err := host.New(t.Context(), cfg, host.Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: logs})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	const warning = "transport settings take effect on restart only"
+	if err := h.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(logs.String(), warning) {
+		t.Errorf("a reload of an unchanged file warned:\n%s", logs.String())
+	}
+	text, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, []byte(strings.Replace(string(text), "[server]\n", "[server]\nstateless = true\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), warning) {
+		t.Errorf("a reload of a file whose transport changed did not warn:\n%s", logs.String())
+	}
+}

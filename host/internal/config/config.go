@@ -50,6 +50,10 @@ type Config struct {
 	Path    string
 	Server  Server
 	Plugins []Plugin
+	// Written is [server] as the file says it, before command-line flags
+	// (serve --http, --stateless) override Server: a reload compares the
+	// file with what it said before, not with the flags.
+	Written Server
 }
 
 // Server is the [server] table.
@@ -368,6 +372,7 @@ func Parse(path string, data []byte) (*Config, error) {
 	if len(problems) > 0 {
 		return nil, errors.Join(problems...)
 	}
+	cfg.Written = cfg.Server
 	return cfg, nil
 }
 
