@@ -202,14 +202,14 @@ func registerTools() {
 	// plugin cannot change what the host lists until it is reloaded; it can
 	// only announce a change, which is what these do.
 	addTool("test_trigger_tool_change",
-		"Mutates the tool list to trigger a notifications/tools/list_changed on active subscription streams (SEP-2575)",
+		"Announces a tool list change (SEP-2575); the host lists the plugin again and sends notifications/tools/list_changed only if its tools differ, which here they do not",
 		func(*sdk.Context, json.RawMessage) (*abi.CallToolResult, error) {
 			sdk.ToolListChanged()
 			return sdk.TextResult("tools_list_changed published"), nil
 		})
 
 	addTool("test_trigger_prompt_change",
-		"Mutates the prompt list to trigger a notifications/prompts/list_changed on active subscription streams (SEP-2575)",
+		"Announces a prompt list change (SEP-2575); the host lists the plugin again and sends notifications/prompts/list_changed only if its prompts differ, which here they do not",
 		func(*sdk.Context, json.RawMessage) (*abi.CallToolResult, error) {
 			sdk.PromptListChanged()
 			return sdk.TextResult("prompts_list_changed published"), nil
