@@ -11,7 +11,7 @@ import (
 
 // BenchmarkReloadLatency measures the time from a new plugin file being
 // renamed into place to the client receiving tools/list_changed, through
-// the file watcher (100 ms debounce included). It reports p50 and p99 over
+// the file watcher (50 ms debounce included). It reports p50 and p99 over
 // at least 50 reloads. Run: go test -run '^$' -bench ReloadLatency ./host/
 func BenchmarkReloadLatency(b *testing.B) {
 	f := newReloadFixture(b, true)
