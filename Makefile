@@ -9,8 +9,10 @@ GO_PLUGINS := $(patsubst %/main.go,%,$(wildcard plugins/*/main.go testdata/plugi
 
 all: build plugins
 
+# -buildvcs=auto: stamp the commit into `mcphost version` even where GOFLAGS
+# turns VCS stamping off (it does so silently outside a git checkout).
 build:
-	$(GO) build -o $(BIN) ./cmd/mcphost
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/mcphost
 
 # Every plugin in another language (C, Rust, AssemblyScript, WAT): a directory
 # under plugins/ with a build.sh, whose small .wasm build is committed.
