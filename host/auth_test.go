@@ -92,7 +92,7 @@ scopes = ["admin"]
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- h.ServeHTTP(ctx, ln, 5*time.Second) }()
+	go func() { done <- h.ServeStreamableHTTP(ctx, ln, 5*time.Second) }()
 	t.Cleanup(func() {
 		cancel()
 		<-done

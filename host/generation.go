@@ -16,6 +16,10 @@ import (
 	"github.com/mcphost/mcphost/host/internal/plugin"
 )
 
+// A plugin is what the bridge calls (bridge.Caller); the assertion lives
+// here so that bridge, a pure translator, does not import the runtime.
+var _ bridge.Caller = (*plugin.Plugin)(nil)
+
 // loadedPlugin is one generation of a running plugin and what it
 // contributes. A reload that changes the plugin builds a new generation; the
 // old one is retired: it takes no new calls, and is closed when the last

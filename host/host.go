@@ -47,6 +47,11 @@ type PluginConfig = config.Plugin
 // LoadConfig reads and validates the config file at path.
 func LoadConfig(path string) (*Config, error) { return config.Load(path) }
 
+// ParseConfig validates a config given as TOML text; name stands for its
+// file in error messages, and relative paths in it are taken from name's
+// directory.
+func ParseConfig(name string, data []byte) (*Config, error) { return config.Parse(name, data) }
+
 // Options tune a Host beyond what its Config says.
 type Options struct {
 	// Logger receives the host's logs; nil discards them.
@@ -331,7 +336,7 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 		Config:         pc.Config,
 		CacheDir:       h.cacheDir,
 		Logger:         logger,
-		HostFunctions: hostfn.Functions(pc.Name, logger, h, &egress.Policy{
+		HostFunctions: hostfn.Functions(pc.Name, logger, notifier{h}, &egress.Policy{
 			AllowedHosts:     pc.AllowedHosts,
 			AllowPrivate:     pc.AllowPrivateNetwork,
 			MaxResponseBytes: int64(pc.MaxOutputKB) << 10,
@@ -433,8 +438,20 @@ func (h *Host) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
 	return nil
 }
 
+// notifier is the host as its plugins' host functions see it
+// (hostfn.Notifier), kept off Host's exported API.
+type notifier struct{ h *Host }
+
 // ResourceUpdated implements hostfn.Notifier.
-func (h *Host) ResourceUpdated(ctx context.Context, uri string) {
+func (n notifier) ResourceUpdated(ctx context.Context, uri string) { n.h.resourceUpdated(ctx, uri) }
+
+// ListChanged implements hostfn.Notifier.
+func (n notifier) ListChanged(ctx context.Context, plugin, kind string) {
+	n.h.listChanged(ctx, plugin, kind)
+}
+
+// resourceUpdated tells the sessions subscribed to uri that it changed.
+func (h *Host) resourceUpdated(ctx context.Context, uri string) {
 	if h.server == nil {
 		return
 	}
@@ -446,9 +463,10 @@ func (h *Host) ResourceUpdated(ctx context.Context, uri string) {
 // announcement is a plugin's word that one of its lists changed.
 type announcement struct{ plugin, kind string }
 
-// ListChanged implements hostfn.Notifier: the plugin is listed again once
-// the call that announced it has ended (it holds an instance until then).
-func (h *Host) ListChanged(_ context.Context, plugin, kind string) {
+// listChanged takes a plugin's announcement that a list changed: the
+// plugin is listed again once the call that announced it has ended (it
+// holds an instance until then).
+func (h *Host) listChanged(_ context.Context, plugin, kind string) {
 	select {
 	case h.relist <- announcement{plugin, kind}:
 		h.logger.Debug("plugin announced a list change", "plugin", plugin, "list", kind)

@@ -141,11 +141,11 @@ func isLoopbackHost(hostport string) bool {
 	return err == nil && ip.Unmap().IsLoopback()
 }
 
-// ServeHTTP serves MCP over Streamable HTTP on ln until ctx is done, then
-// stops accepting, lets requests in flight finish for at most grace, and
-// returns. ln is listening already, so clients may connect before it is
-// called.
-func (h *Host) ServeHTTP(ctx context.Context, ln net.Listener, grace time.Duration) error {
+// ServeStreamableHTTP serves MCP over Streamable HTTP on ln until ctx is
+// done, then stops accepting, lets requests in flight finish for at most
+// grace, and returns. ln is listening already, so clients may connect
+// before it is called. (Not ServeHTTP: that name is http.Handler's.)
+func (h *Host) ServeStreamableHTTP(ctx context.Context, ln net.Listener, grace time.Duration) error {
 	srv := &http.Server{
 		Handler:           h.HTTPHandler(ln.Addr().String()),
 		ReadHeaderTimeout: 10 * time.Second,

@@ -40,7 +40,7 @@ func httpHost(t *testing.T, cfgText string) (endpoint string, stop func() error)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- h.ServeHTTP(ctx, ln, 5*time.Second) }()
+	go func() { done <- h.ServeStreamableHTTP(ctx, ln, 5*time.Second) }()
 	var once sync.Once
 	var serveErr error
 	stop = func() error {
@@ -155,7 +155,7 @@ timeout = "700ms"
 	}()
 	time.Sleep(200 * time.Millisecond)
 	if err := stop(); err != nil {
-		t.Errorf("ServeHTTP returned %v", err)
+		t.Errorf("ServeStreamableHTTP returned %v", err)
 	}
 	err := <-result
 	if err == nil || !strings.Contains(err.Error(), "timeout") {

@@ -86,7 +86,7 @@ func callPending(t *testing.T, cs *mcp.ClientSession, tool string, asked <-chan 
 }
 
 // serveHTTPFor serves h on a loopback port with the given grace; stop
-// cancels the serving and returns what ServeHTTP returned.
+// cancels the serving and returns what ServeStreamableHTTP returned.
 func serveHTTPFor(t *testing.T, h *host.Host, grace time.Duration) (endpoint string, stop func() error) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -95,7 +95,7 @@ func serveHTTPFor(t *testing.T, h *host.Host, grace time.Duration) (endpoint str
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- h.ServeHTTP(ctx, ln, grace) }()
+	go func() { done <- h.ServeStreamableHTTP(ctx, ln, grace) }()
 	stopped := false
 	stop = func() error {
 		cancel()
@@ -107,7 +107,7 @@ func serveHTTPFor(t *testing.T, h *host.Host, grace time.Duration) (endpoint str
 		case err := <-done:
 			return err
 		case <-time.After(grace + hangGuard):
-			t.Fatalf("ServeHTTP still running %s after its shutdown began (grace %s)", grace+hangGuard, grace)
+			t.Fatalf("ServeStreamableHTTP still running %s after its shutdown began (grace %s)", grace+hangGuard, grace)
 			return nil
 		}
 	}
@@ -135,7 +135,7 @@ func TestHTTPShutdownEndsWaitsOnAClientThatNeverAnswers(t *testing.T) {
 			result := callPending(t, cs, tc.tool, asked)
 			began := time.Now()
 			if err := stop(); err != nil {
-				t.Errorf("ServeHTTP returned %v", err)
+				t.Errorf("ServeStreamableHTTP returned %v", err)
 			}
 			t.Logf("shutdown took %s (grace %s)", time.Since(began).Round(time.Millisecond), grace)
 			select {

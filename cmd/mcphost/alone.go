@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/mcphost/mcphost/host"
@@ -19,19 +18,11 @@ func loadAlone(ctx context.Context, name, path, extra string, opts host.Options)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", path, err)
 	}
-	dir, err := os.MkdirTemp("", "mcphost-alone-")
-	if err != nil {
-		return nil, fmt.Errorf("plugin %s: %w", path, err)
-	}
-	defer os.RemoveAll(dir)
-	cfgPath := filepath.Join(dir, "alone.toml")
 	text := fmt.Sprintf("[server]\nwatch = false\nlock_file = \"off\"\n[[plugin]]\nname = %q\npath = %q\n%s", name, abs, extra)
-	if err := os.WriteFile(cfgPath, []byte(text), 0o600); err != nil {
-		return nil, fmt.Errorf("plugin %s: %w", path, err)
-	}
-	cfg, err := host.LoadConfig(cfgPath)
+	cfg, err := host.ParseConfig("alone.toml", []byte(text))
 	if err != nil {
 		return nil, err
 	}
+	cfg.Path = "" // no file: a reload (a plugin announcing a list change) re-reads none
 	return host.New(ctx, cfg, opts)
 }

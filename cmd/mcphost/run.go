@@ -300,7 +300,7 @@ func serveHTTP(ctx context.Context, h *host.Host, cfg *host.Config, logger hclog
 	url := "http://" + ln.Addr().String() + host.MCPPath
 	logger.Info("serving MCP over Streamable HTTP", "url", url, "mode", mode, "config", cfg.Path, "plugins", len(h.Plugins()))
 	fmt.Fprintf(stderr, "mcphost: MCP endpoint %s\n", url)
-	return h.ServeHTTP(ctx, ln, shutdownTimeout)
+	return h.ServeStreamableHTTP(ctx, ln, shutdownTimeout)
 }
 
 func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) error {

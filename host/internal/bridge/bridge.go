@@ -18,7 +18,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/host/internal/plugin"
 )
 
 // Caller is what the bridge needs of a plugin: one export call.
@@ -26,8 +25,6 @@ type Caller interface {
 	Name() string
 	Call(ctx context.Context, export string, input []byte) ([]byte, error)
 }
-
-var _ Caller = (*plugin.Plugin)(nil)
 
 // Tool is a tool a plugin offers, checked and ready to register.
 type Tool struct {
