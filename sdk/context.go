@@ -197,19 +197,9 @@ func (c *Context) setHostURIValues() {
 // host's configuration of this plugin. An empty value reads as absent.
 func (c *Context) Config(key string) (string, bool) { return getConfig(key) }
 
-// LogLevel is the level of a message sent to the host's log.
-type LogLevel int
-
-// Log levels, from the least to the most severe.
-const (
-	LogTrace LogLevel = iota
-	LogDebug
-	LogInfo
-	LogWarn
-	LogError
-)
-
-// Log sends msg to the host through Extism's log at level. The host decides
-// where it goes (Extism drops it unless the host enables a log level); it
-// does not reach the MCP client.
+// Log sends msg to the host's log (through Extism's log), at level; the
+// host decides whether to keep it (it drops what is below its log level).
+// It does not reach the MCP client: see [Context.LogMessage] for that. The
+// eight MCP levels map onto the host log's: debug; info and notice to
+// info; warning; error and more severe to error.
 func (c *Context) Log(level LogLevel, msg string) { logMessage(level, msg) }

@@ -54,4 +54,15 @@ func serve(export string) int32 {
 
 func getConfig(key string) (string, bool) { return pdk.GetConfig(key) }
 
-func logMessage(level LogLevel, msg string) { pdk.Log(pdk.LogLevel(level), msg) }
+func logMessage(level LogLevel, msg string) {
+	switch level {
+	case LevelDebug:
+		pdk.Log(pdk.LogDebug, msg)
+	case LevelInfo, LevelNotice:
+		pdk.Log(pdk.LogInfo, msg)
+	case LevelWarning:
+		pdk.Log(pdk.LogWarn, msg)
+	default: // error and more severe, or a level the SDK does not know
+		pdk.Log(pdk.LogError, msg)
+	}
+}

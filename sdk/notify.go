@@ -6,28 +6,29 @@ import (
 	"time"
 )
 
-// LoggingLevel is the severity of an MCP log message ([Context.LogMessage]),
-// as defined by the MCP specification (RFC 5424 levels).
-type LoggingLevel string
+// LogLevel is the severity of a log message, as the MCP specification
+// defines it (RFC 5424 levels): of an MCP log message to the client
+// ([Context.LogMessage]) and of a message to the host's log ([Context.Log]).
+type LogLevel string
 
-// MCP logging levels, from the least to the most severe.
+// Logging levels, from the least to the most severe.
 const (
-	LevelDebug     LoggingLevel = "debug"
-	LevelInfo      LoggingLevel = "info"
-	LevelNotice    LoggingLevel = "notice"
-	LevelWarning   LoggingLevel = "warning"
-	LevelError     LoggingLevel = "error"
-	LevelCritical  LoggingLevel = "critical"
-	LevelAlert     LoggingLevel = "alert"
-	LevelEmergency LoggingLevel = "emergency"
+	LevelDebug     LogLevel = "debug"
+	LevelInfo      LogLevel = "info"
+	LevelNotice    LogLevel = "notice"
+	LevelWarning   LogLevel = "warning"
+	LevelError     LogLevel = "error"
+	LevelCritical  LogLevel = "critical"
+	LevelAlert     LogLevel = "alert"
+	LevelEmergency LogLevel = "emergency"
 )
 
 // loggingMessage is the payload of notify_logging_message: the params of an
 // MCP notifications/message.
 type loggingMessage struct {
-	Level  LoggingLevel `json:"level"`
-	Logger string       `json:"logger,omitempty"`
-	Data   any          `json:"data"`
+	Level  LogLevel `json:"level"`
+	Logger string   `json:"logger,omitempty"`
+	Data   any      `json:"data"`
 }
 
 // LogMessage sends an MCP log message (notifications/message) to the client
@@ -40,11 +41,11 @@ type loggingMessage struct {
 // Unlike [Context.Log], which writes only to the host's log, this reaches
 // the client. A level the host does not know is dropped (and logged by the
 // host).
-func (c *Context) LogMessage(level LoggingLevel, data any) { c.LogMessageAs("", level, data) }
+func (c *Context) LogMessage(level LogLevel, data any) { c.LogMessageAs("", level, data) }
 
 // LogMessageAs is [Context.LogMessage] with the message's logger set to
 // logger (the host uses the plugin's name when it is empty).
-func (c *Context) LogMessageAs(logger string, level LoggingLevel, data any) {
+func (c *Context) LogMessageAs(logger string, level LogLevel, data any) {
 	b, err := json.Marshal(loggingMessage{Level: level, Logger: logger, Data: data})
 	if err != nil {
 		b, _ = json.Marshal(loggingMessage{Level: level, Logger: logger,

@@ -14,7 +14,7 @@ func TestConfigAndLog(t *testing.T) {
 	if _, ok := ctx.Config("missing"); ok {
 		t.Error("Config(missing) found")
 	}
-	ctx.Log(LogInfo, "hi")
+	ctx.Log(LevelInfo, "hi")
 	if len(stubLog) != 1 || stubLog[0] != "hi" {
 		t.Errorf("log = %q", stubLog)
 	}
