@@ -42,17 +42,9 @@ func renameImports(b []byte, renames map[importName]importName) ([]byte, error) 
 	changed := false
 	for r.off < len(b) {
 		start := r.off
-		id, err := r.byte()
+		id, body, err := r.section()
 		if err != nil {
 			return nil, err
-		}
-		size, err := r.u32()
-		if err != nil {
-			return nil, err
-		}
-		body, err := r.bytes(int(size))
-		if err != nil {
-			return nil, fmt.Errorf("section %d: %w", id, err)
 		}
 		if id != 2 { // not the import section
 			out.Write(b[start:r.off])
@@ -121,6 +113,21 @@ type reader struct {
 }
 
 var errTruncated = errors.New("truncated")
+
+// section reads the next section: its id and its body.
+func (r *reader) section() (id byte, body []byte, err error) {
+	if id, err = r.byte(); err != nil {
+		return 0, nil, err
+	}
+	size, err := r.u32()
+	if err != nil {
+		return 0, nil, err
+	}
+	if body, err = r.bytes(int(size)); err != nil {
+		return 0, nil, fmt.Errorf("section %d: %w", id, err)
+	}
+	return id, body, nil
+}
 
 func (r *reader) byte() (byte, error) {
 	if r.off >= len(r.b) {
@@ -231,17 +238,9 @@ func exportedFunctions(b []byte) (map[string]bool, error) {
 	}
 	r := &reader{b: b, off: 8}
 	for r.off < len(b) {
-		id, err := r.byte()
+		id, body, err := r.section()
 		if err != nil {
 			return nil, err
-		}
-		size, err := r.u32()
-		if err != nil {
-			return nil, err
-		}
-		body, err := r.bytes(int(size))
-		if err != nil {
-			return nil, fmt.Errorf("section %d: %w", id, err)
 		}
 		if id != 7 { // not the export section
 			continue
