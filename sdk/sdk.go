@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"encoding/json"
+	"reflect"
 	"strconv"
 
 	"github.com/mcphost/mcphost/abi"
@@ -94,12 +95,46 @@ func AddTool(t abi.Tool, h ToolHandler) { std.addTool(t, h) }
 // result; *abi.CallToolResult is sent as it is; any other type is marshalled
 // to JSON and sent both as structuredContent and as one text content holding
 // the same JSON (for clients that ignore structured content). Such an Out
-// should marshal to a JSON object and t should carry the matching
-// OutputSchema. Arguments that do not decode into In give a tool error
-// (isError), as the MCP specification asks for input validation failures.
-// Errors are treated as for [ToolHandler].
+// should marshal to a JSON object. Arguments that do not decode into In give
+// a tool error (isError), as the MCP specification asks for input
+// validation failures. Errors are treated as for [ToolHandler].
+//
+// An empty t.InputSchema is derived from In, and an empty t.OutputSchema
+// from Out when Out is a struct or a pointer to one ([SchemaFor] says how),
+// as go-sdk's mcp.AddTool does; the host then checks arguments and
+// structured results against them. It panics (at registration) when In is
+// not an object type or either cannot be encoded.
 func AddTypedTool[In, Out any](t abi.Tool, h func(ctx *Context, in In) (Out, error)) {
+	if len(t.InputSchema) == 0 {
+		t.InputSchema = mustObjectSchema[In](t.Name, "InputSchema")
+	}
+	if len(t.OutputSchema) == 0 {
+		switch ot := reflect.TypeFor[Out](); {
+		case ot == reflect.TypeFor[struct{}](), ot == reflect.TypeFor[*abi.CallToolResult]():
+		case ot.Kind() == reflect.Struct || ot.Kind() == reflect.Pointer && ot.Elem().Kind() == reflect.Struct:
+			t.OutputSchema = mustObjectSchema[Out](t.Name, "OutputSchema")
+		}
+	}
 	std.addTool(t, typedHandler(h))
+}
+
+// mustObjectSchema derives T's schema for a tool; a pointer's "null" is
+// dropped, since MCP asks for an object.
+func mustObjectSchema[T any](tool, what string) json.RawMessage {
+	b, err := SchemaFor[T]()
+	if err == nil {
+		var s map[string]any
+		if err = json.Unmarshal(b, &s); err == nil {
+			if types, ok := s["type"].([]any); ok && len(types) == 2 && types[1] == "null" {
+				s["type"] = types[0]
+			}
+			b, err = json.Marshal(s)
+		}
+	}
+	if err != nil {
+		panic("sdk: AddTypedTool " + strconv.Quote(tool) + ": derive " + what + ": " + err.Error())
+	}
+	return b
 }
 
 func typedHandler[In, Out any](h func(ctx *Context, in In) (Out, error)) ToolHandler {

@@ -23,13 +23,12 @@ func init() {
 		Annotations: &abi.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(bool)},
 	}, echo)
 
+	// Its inputSchema and outputSchema are derived from addIn and addOut.
 	sdk.AddTypedTool(abi.Tool{
-		Name:         "add",
-		Title:        "Add",
-		Description:  "Adds two numbers and returns their sum as structured output.",
-		InputSchema:  json.RawMessage(`{"type":"object","properties":{"a":{"type":"number","description":"The first addend."},"b":{"type":"number","description":"The second addend."}},"required":["a","b"],"additionalProperties":false}`),
-		OutputSchema: json.RawMessage(`{"type":"object","properties":{"sum":{"type":"number","description":"a + b"}},"required":["sum"]}`),
-		Annotations:  &abi.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(bool)},
+		Name:        "add",
+		Title:       "Add",
+		Description: "Adds two numbers and returns their sum as structured output.",
+		Annotations: &abi.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(bool)},
 	}, add)
 
 	sdk.AddTool(abi.Tool{
@@ -60,12 +59,12 @@ func echo(_ *sdk.Context, args json.RawMessage) (*abi.CallToolResult, error) {
 }
 
 type addIn struct {
-	A float64 `json:"a"`
-	B float64 `json:"b"`
+	A float64 `json:"a" jsonschema:"The first addend."`
+	B float64 `json:"b" jsonschema:"The second addend."`
 }
 
 type addOut struct {
-	Sum float64 `json:"sum"`
+	Sum float64 `json:"sum" jsonschema:"a + b"`
 }
 
 func add(_ *sdk.Context, in addIn) (addOut, error) {
