@@ -165,6 +165,17 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 		h.cacheDir = compilationCacheDir(cfg.Server.CacheDir, logger)
 	}
 
+	// fail undoes what New has opened so far.
+	fail := func(err error) (*Host, error) {
+		for _, lp := range h.plugins {
+			_ = lp.plugin.Close(context.WithoutCancel(ctx))
+		}
+		if h.audit != nil {
+			_ = h.audit.Close()
+		}
+		return nil, err
+	}
+
 	loaded, errs := h.loadPlugins(ctx, cfg.Plugins, nil)
 	var failed []error
 	for i, err := range errs {
@@ -179,10 +190,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 		failed = append(failed, err)
 	}
 	if len(failed) > 0 {
-		for _, lp := range h.plugins {
-			_ = lp.plugin.Close(context.WithoutCancel(ctx))
-		}
-		return nil, errors.Join(failed...)
+		return fail(errors.Join(failed...))
 	}
 
 	version := opts.Version
@@ -217,20 +225,14 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 		}
 		log, err := audit.Open(cfg.Server.Audit.File, stderr)
 		if err != nil {
-			for _, lp := range h.plugins {
-				_ = lp.plugin.Close(context.WithoutCancel(ctx))
-			}
-			return nil, err
+			return fail(err)
 		}
 		h.audit, h.auditArguments = log, cfg.Server.Audit.Arguments
 	}
 	if cfg.Server.Auth.Enabled() {
 		rs, err := auth.New(ctx, cfg.Server.Auth, auth.Options{Logger: logger.Named("auth")})
 		if err != nil {
-			for _, lp := range h.plugins {
-				_ = lp.plugin.Close(context.WithoutCancel(ctx))
-			}
-			return nil, err
+			return fail(err) // the audit log is closed too
 		}
 		h.auth = rs
 	}
