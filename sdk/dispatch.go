@@ -51,6 +51,11 @@ func (r *registry) dispatch(export string, input []byte) (out []byte, perr *abi.
 	if perr != nil {
 		return nil, perr
 	}
+	if tr, ok := res.(callToolJSON); ok {
+		if b, ok := encodeTextResult(tr); ok {
+			return b, nil
+		}
+	}
 	b, err := json.Marshal(res)
 	if err != nil {
 		return nil, &abi.Error{Code: abi.CodeInternalError, Message: "marshal result: " + err.Error()}

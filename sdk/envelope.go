@@ -199,3 +199,56 @@ func skipString(b []byte, i int) int {
 	}
 	return i
 }
+
+// encodeTextResult encodes res as json.Marshal would when it is a tool
+// result of text contents only (what most tools return), without
+// reflection; ok is false for any other result.
+func encodeTextResult(res callToolJSON) (out []byte, ok bool) {
+	r := res.CallToolResult
+	if r.StructuredContent != nil || len(r.InputRequests) > 0 || r.RequestState != "" || r.Meta != nil {
+		return nil, false
+	}
+	n := 32
+	for i := range res.Content {
+		c := &res.Content[i]
+		if c.Type != "text" || c.Data != nil || c.MimeType != "" || c.URI != "" || c.Name != "" ||
+			c.Title != "" || c.Description != "" || c.Size != nil || c.Resource != nil ||
+			c.Annotations != nil || c.Meta != nil {
+			return nil, false
+		}
+		n += len(c.Text) + 32
+	}
+	out = make([]byte, 0, n)
+	out = append(out, '{')
+	if r.IsError {
+		out = append(out, `"isError":true,`...)
+	}
+	out = append(out, `"content":[`...)
+	for i := range res.Content {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, `{"type":"text"`...)
+		if t := res.Content[i].Text; t != "" {
+			out = append(out, `,"text":`...)
+			out = appendJSONString(out, t)
+		}
+		out = append(out, '}')
+	}
+	return append(out, "]}"...), true
+}
+
+// appendJSONString appends s as encoding/json encodes a string: as it is
+// when it is printable ASCII that needs no escape, through encoding/json
+// otherwise.
+func appendJSONString(out []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s) // a string always marshals
+			return append(out, b...)
+		}
+	}
+	out = append(out, '"')
+	out = append(out, s...)
+	return append(out, '"')
+}

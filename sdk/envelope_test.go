@@ -103,3 +103,42 @@ func FuzzEnvelope(f *testing.F) {
 		}
 	})
 }
+
+// TestEncodeTextResult checks that the SDK's encoding of a text-only tool
+// result is byte for byte encoding/json's, and that other results are left
+// to encoding/json.
+func TestEncodeTextResult(t *testing.T) {
+	for _, res := range []*abi.CallToolResult{
+		{},
+		TextResult("hello"),
+		TextResult(""),
+		TextResult("<a href=\"x\">&amp;</a>\n\té\u2028\xff"),
+		ToolError("failed: %s", "why"),
+		{Content: []abi.Content{Text("a"), Text("b"), Text("")}},
+	} {
+		content := res.Content
+		if content == nil {
+			content = []abi.Content{}
+		}
+		in := callToolJSON{CallToolResult: res, Content: content}
+		want, err := json.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := encodeTextResult(in)
+		if !ok || string(got) != string(want) {
+			t.Errorf("%+v: got %s (%v), want %s", res, got, ok, want)
+		}
+	}
+	for _, res := range []*abi.CallToolResult{
+		{Content: []abi.Content{Text("a"), Image([]byte{1}, "image/png")}},
+		{Content: []abi.Content{{Type: "text", Text: "a", Annotations: &abi.Annotations{}}}},
+		{Content: []abi.Content{Text("a")}, StructuredContent: map[string]any{}},
+		{Content: []abi.Content{Text("a")}, Meta: map[string]any{}},
+		{RequestState: "s"},
+	} {
+		if got, ok := encodeTextResult(callToolJSON{CallToolResult: res, Content: res.Content}); ok {
+			t.Errorf("%+v: encoded as %s, want it left to encoding/json", res, got)
+		}
+	}
+}
