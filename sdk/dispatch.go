@@ -22,7 +22,7 @@ func (r *registry) dispatch(export string, input []byte) (out []byte, perr *abi.
 	}()
 	var in envelope
 	if len(input) > 0 {
-		if err := json.Unmarshal(input, &in); err != nil {
+		if err := decodeEnvelope(input, &in); err != nil {
 			return nil, invalidParams("malformed input: " + err.Error())
 		}
 	}
@@ -50,6 +50,11 @@ func (r *registry) dispatch(export string, input []byte) (out []byte, perr *abi.
 	}
 	if perr != nil {
 		return nil, perr
+	}
+	if tr, ok := res.(callToolJSON); ok {
+		if b, ok := encodeTextResult(tr); ok {
+			return b, nil
+		}
 	}
 	b, err := json.Marshal(res)
 	if err != nil {
@@ -107,12 +112,12 @@ type callToolJSON struct {
 }
 
 func (r *registry) callTool(ctx *Context, req json.RawMessage) (any, *abi.Error) {
-	var p struct {
-		abi.CallToolParams
-		Meta json.RawMessage `json:"_meta,omitempty"` // decoded if a handler asks
+	if len(req) == 0 || string(req) == "null" {
+		return nil, invalidParams("missing request")
 	}
-	if e := decodeRequest(req, &p); e != nil {
-		return nil, e
+	var p toolCallParams
+	if err := decodeToolCall(req, &p); err != nil {
+		return nil, invalidParams("malformed request: " + err.Error())
 	}
 	t := r.toolIndex[p.Name]
 	if t == nil {

@@ -124,8 +124,17 @@ var (
 //     JSON parser: what the hop costs the host (pool, deadline, Extism)
 //     when the guest does almost nothing. Skipped when plugins/wat/wat.wasm
 //     has not been built.
+//
+// With MCPHOST_HOP_BASELINE set to another build of plugins/everything
+// (say, of an older commit), each echo case runs on it too, as
+// <case>/baseline beside <case>/now, so that a change to the SDK is
+// measured against its baseline in one run.
 func BenchmarkWasmHop(b *testing.B) {
 	p := loadEverything(b, 1)
+	var base *plugin.Plugin
+	if path := os.Getenv("MCPHOST_HOP_BASELINE"); path != "" {
+		base = loadPlugin(b, "everything", path, 1)
+	}
 	ctx := context.Background()
 	big := strings.Repeat("x", 4096)
 	for _, tc := range []struct {
@@ -153,13 +162,21 @@ func BenchmarkWasmHop(b *testing.B) {
 					b.Fatalf("echo returned %.200s", out)
 				}
 			}
-			var out []byte
-			testutil.TimeCalls(b, func() (err error) {
-				out, err = p.Call(ctx, abi.ExportCallTool, tc.input)
-				return err
-			})
-			check(out)
-			b.ReportMetric(float64(len(tc.input)), "in-B")
+			run := func(b *testing.B, p *plugin.Plugin) {
+				var out []byte
+				testutil.TimeCalls(b, func() (err error) {
+					out, err = p.Call(ctx, abi.ExportCallTool, tc.input)
+					return err
+				})
+				check(out)
+				b.ReportMetric(float64(len(tc.input)), "in-B")
+			}
+			if base == nil || tc.name == "wat-ping" {
+				run(b, p)
+				return
+			}
+			b.Run("baseline", func(b *testing.B) { run(b, base) })
+			b.Run("now", func(b *testing.B) { run(b, p) })
 		})
 	}
 }
