@@ -23,6 +23,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/mcphost/mcphost/host/internal/auth"
+	"github.com/mcphost/mcphost/host/internal/registry"
 )
 
 // Defaults applied to a plugin that does not set a value.
@@ -96,6 +97,10 @@ type Server struct {
 	// Auth, when Enabled, makes the HTTP transport an OAuth 2.1 resource
 	// server ([server.auth]).
 	Auth auth.Config
+	// PluginStore is the content-addressed store of plugins fetched from
+	// registries and URLs (plugin_store; "" means "store" in the cache
+	// directory, see registry.DefaultStoreDir).
+	PluginStore string
 }
 
 // Metrics is the [server.metrics] table.
@@ -128,8 +133,18 @@ const (
 type Plugin struct {
 	// Name identifies the plugin in logs, errors and the CLI.
 	Name string
-	// Path is the plugin's .wasm file, absolute after Load.
+	// Path is the plugin's .wasm file, absolute after Load; "" when the
+	// plugin comes from Source.
 	Path string
+	// Source is the plugin's remote reference (oci://… or https://…) when
+	// path names one; the host loads it from the plugin store.
+	Source string
+	// Insecure lets Source be an oci:// registry on loopback spoken to over
+	// plain HTTP (tests, a local registry).
+	Insecure bool
+	// SkipSignature accepts a remote plugin without a verified signature;
+	// the host warns about it on every start.
+	SkipSignature bool
 	// Timeout is the deadline of every call into the plugin.
 	Timeout time.Duration
 	// MemoryMB caps the Wasm memory of each instance of the plugin.
@@ -217,7 +232,8 @@ type fileConfig struct {
 			File      string `toml:"file"`
 			Arguments bool   `toml:"arguments"`
 		} `toml:"audit"`
-		Auth auth.Config `toml:"auth"`
+		Auth        auth.Config `toml:"auth"`
+		PluginStore string      `toml:"plugin_store"`
 	} `toml:"server"`
 	Plugins []filePlugin `toml:"plugin"`
 }
@@ -245,17 +261,20 @@ type filePlugin struct {
 	Interrupts   string              `toml:"interrupt_checks"`
 	Scopes       []string            `toml:"scopes"`
 	ToolScopes   map[string][]string `toml:"tool_scopes"`
+	Insecure     bool                `toml:"insecure"`
+	SkipSig      bool                `toml:"skip_signature"`
 }
 
 var knownKeys = map[string][]string{
 	"server": {"name", "log_level", "cache_dir", "transport", "listen", "stateless", "page_size", "list_ttl",
-		"allowed_origins", "session_timeout", "watch", "lock_file", "drain_delay", "metrics", "audit", "auth"},
+		"allowed_origins", "session_timeout", "watch", "lock_file", "drain_delay", "metrics", "audit", "auth", "plugin_store"},
 	"server.metrics": {"enabled", "listen"},
 	"server.audit":   {"file", "arguments"},
 	"server.auth":    auth.TOMLKeys(),
 	"plugin": {"name", "path", "timeout", "memory_mb", "max_instances", "max_output_kb", "max_items", "config", "prefix", "naming",
 		"sha256", "env", "allowed_paths", "allowed_hosts", "allow_private_network",
-		"max_calls_per_second", "breaker_failures", "breaker_cooldown", "on_change", "interrupt_checks", "scopes", "tool_scopes"},
+		"max_calls_per_second", "breaker_failures", "breaker_cooldown", "on_change", "interrupt_checks", "scopes", "tool_scopes",
+		"insecure", "skip_signature"},
 }
 
 // validName is what a plugin name may look like: it appears in logs, errors,
@@ -357,6 +376,12 @@ func Parse(path string, data []byte) (*Config, error) {
 	}
 	if cfg.Server.CacheDir != "" && cfg.Server.CacheDir != "off" && !filepath.IsAbs(cfg.Server.CacheDir) {
 		cfg.Server.CacheDir = filepath.Join(filepath.Dir(absPath), cfg.Server.CacheDir)
+	}
+	if s := fc.Server.PluginStore; s != "" {
+		if !filepath.IsAbs(s) {
+			s = filepath.Join(filepath.Dir(absPath), s)
+		}
+		cfg.Server.PluginStore = s
 	}
 
 	seen := map[string]bool{}
@@ -635,12 +660,21 @@ func convertPlugin(path string, idx lineIndex, baseDir string, index int, fp fil
 	case !validName.MatchString(fp.Name):
 		bad("name", "%q is not a valid name (letters, digits, '_', '-', '.'; at most 64; starting with a letter or digit)", fp.Name)
 	}
-	if fp.Path == "" {
-		bad("path", "missing (the plugin's .wasm file)")
-	} else {
+	switch {
+	case fp.Path == "":
+		bad("path", "missing (the plugin's .wasm file, an oci:// reference or an https:// URL)")
+	case registry.IsRemote(fp.Path):
+		problems = append(problems, remoteSource(fp, &p, bad)...)
+	default:
 		p.Path = fp.Path
 		if !filepath.IsAbs(p.Path) {
 			p.Path = filepath.Join(baseDir, p.Path)
+		}
+		if fp.Insecure {
+			bad("insecure", "only a plugin from an oci:// registry on loopback can be insecure; path %q is a local file", fp.Path)
+		}
+		if fp.SkipSig {
+			bad("skip_signature", "only a plugin from a registry or URL is signed; path %q is a local file", fp.Path)
 		}
 	}
 	if fp.Timeout != "" {
@@ -726,4 +760,31 @@ func unjoin(err error) []error {
 		return j.Unwrap()
 	}
 	return []error{err}
+}
+
+// remoteSource checks a path that names a registry reference or a URL and
+// fills p's Source, Insecure and SkipSignature.
+func remoteSource(fp filePlugin, p *Plugin, bad func(key, format string, args ...any)) []error {
+	ref, err := registry.ParseRef(fp.Path)
+	if err != nil {
+		bad("path", "%v", err)
+		return nil
+	}
+	p.Source = ref.Raw
+	p.Insecure = fp.Insecure
+	p.SkipSignature = fp.SkipSig
+	switch ref.Scheme {
+	case registry.SchemeOCI:
+		if fp.Insecure && !ref.Loopback() {
+			bad("insecure", "plain HTTP is only allowed to a registry on loopback; %q is not", ref.Registry)
+		}
+	case registry.SchemeHTTPS:
+		if p.SHA256 == "" {
+			bad("sha256", "missing: a plugin fetched from %q needs its sha256 (what `mcphost plugin inspect FILE` prints)", ref.Raw)
+		}
+		if fp.Insecure {
+			bad("insecure", "only an oci:// registry on loopback can be insecure, not %q", ref.Raw)
+		}
+	}
+	return nil
 }
