@@ -1,0 +1,134 @@
+package testutil
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Registry is a real OCI registry (Debian's docker-registry, the CNCF
+// distribution registry) serving on a loopback port for one test.
+type Registry struct {
+	// Addr is the registry's host:port on 127.0.0.1.
+	Addr string
+
+	t       testing.TB
+	bin     string
+	dataDir string
+	cmd     *exec.Cmd
+	done    chan struct{}
+	mu      sync.Mutex
+	log     strings.Builder
+}
+
+// findRegistry returns the docker-registry executable, or "".
+func findRegistry() string {
+	if p, err := exec.LookPath("docker-registry"); err == nil {
+		return p
+	}
+	for _, p := range []string{"/usr/bin/docker-registry", "/usr/sbin/docker-registry"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+var listening = regexp.MustCompile(`listening on (127\.0\.0\.1:[0-9]+)`)
+
+// StartRegistry starts a registry on 127.0.0.1 with its storage in a
+// temporary directory, stopped when the test ends; it skips the test when
+// docker-registry is not installed (scripts/ensure-registry.sh installs it).
+func StartRegistry(t testing.TB) *Registry {
+	t.Helper()
+	bin := findRegistry()
+	if bin == "" {
+		t.Skip("docker-registry is not installed, so the registry test cannot run: " +
+			"install it with `sudo apt-get install docker-registry` or scripts/ensure-registry.sh (as root)")
+	}
+	r := &Registry{t: t, bin: bin, dataDir: t.TempDir()}
+	r.start("127.0.0.1:0")
+	t.Cleanup(r.Stop)
+	return r
+}
+
+func (r *Registry) start(addr string) {
+	r.t.Helper()
+	cfg := filepath.Join(r.t.TempDir(), "config.yml")
+	text := fmt.Sprintf("version: 0.1\nlog:\n  level: info\nstorage:\n  filesystem:\n    rootdirectory: %s\n  delete:\n    enabled: true\nhttp:\n  addr: %s\n  secret: mcphost-test\n", r.dataDir, addr)
+	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
+		r.t.Fatal(err)
+	}
+	cmd := exec.Command(r.bin, "serve", cfg)
+	pr, pw := io.Pipe()
+	cmd.Stderr = pw
+	cmd.Stdout = pw
+	if err := cmd.Start(); err != nil {
+		r.t.Fatalf("start docker-registry: %v", err)
+	}
+	r.cmd = cmd
+	r.done = make(chan struct{})
+	found := make(chan string, 1)
+	go func() {
+		defer close(r.done)
+		_ = cmd.Wait()
+		pw.Close()
+	}()
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			line := sc.Text()
+			r.mu.Lock()
+			r.log.WriteString(line + "\n")
+			r.mu.Unlock()
+			if m := listening.FindStringSubmatch(line); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+		close(found)
+	}()
+	select {
+	case a, ok := <-found:
+		if !ok {
+			r.t.Fatalf("docker-registry ended before listening:\n%s", r.Log())
+		}
+		r.Addr = a
+	case <-time.After(60 * time.Second): // a hang guard, not a deadline
+		r.t.Fatalf("docker-registry did not say it was listening within 60 s:\n%s", r.Log())
+	}
+}
+
+// Log returns what the registry has printed.
+func (r *Registry) Log() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.log.String()
+}
+
+// Stop stops the registry (and waits for it); its storage is kept, so
+// Restart serves the same content on the same port.
+func (r *Registry) Stop() {
+	if r.cmd == nil {
+		return
+	}
+	_ = r.cmd.Process.Kill()
+	<-r.done
+	r.cmd = nil
+}
+
+// Restart starts the stopped registry again on its address.
+func (r *Registry) Restart() {
+	r.t.Helper()
+	r.start(r.Addr)
+}
