@@ -20,7 +20,9 @@ import (
 	"github.com/mcphost/mcphost/internal/testutil"
 )
 
-func noCredentials(context.Context, string) (auth.Credential, error) { return auth.EmptyCredential, nil }
+func noCredentials(context.Context, string) (auth.Credential, error) {
+	return auth.EmptyCredential, nil
+}
 
 func testClient(t *testing.T) *Client {
 	return &Client{Store: Store{Dir: t.TempDir()}, Credential: noCredentials}
