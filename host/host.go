@@ -249,7 +249,11 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 
 func (h *Host) logLoaded(c *catalog, lp *loadedPlugin) {
 	tools, resources, templates, prompts := c.contributions(lp)
-	h.logger.Info("plugin loaded", "plugin", lp.cfg.Name, "path", lp.cfg.Path, "abi", lp.plugin.Flavor(),
+	path := lp.cfg.Path
+	if lp.cfg.Source != "" {
+		path = lp.cfg.Source
+	}
+	h.logger.Info("plugin loaded", "plugin", lp.cfg.Name, "path", path, "abi", lp.plugin.Flavor(),
 		"tools", sorted(tools), "resources", sorted(resources), "templates", sorted(templates), "prompts", sorted(prompts))
 }
 
@@ -300,9 +304,9 @@ func (h *Host) loadPlugins(ctx context.Context, pcs []config.Plugin, keep map[st
 // loadPlugin reads, compiles and starts one plugin and asks what it
 // offers; it returns current instead when nothing about it changed.
 func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loadedPlugin) (*loadedPlugin, error) {
-	wasm, err := os.ReadFile(pc.Path)
+	wasm, remote, err := h.readModule(ctx, pc)
 	if err != nil {
-		return nil, fmt.Errorf("load plugin %q: %w", pc.Name, err)
+		return nil, err
 	}
 	hash := sha256Sum(wasm)
 	if pc.SHA256 != "" && pc.SHA256 != hex.EncodeToString(hash[:]) {
@@ -310,6 +314,7 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 			pc.Name, pc.Path, pc.SHA256, hex.EncodeToString(hash[:]))
 	}
 	if current != nil && current.sameSource(pc, hash) {
+		current.remote = remote
 		return current, nil
 	}
 	env := map[string]string{}
@@ -351,6 +356,7 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 		return nil, fmt.Errorf("load plugin %q from %s: %w", pc.Name, pc.Path, err)
 	}
 	lp := newLoadedPlugin(pc, hash, p)
+	lp.remote = remote
 	if err := lp.list(ctx, h.logger); err != nil {
 		_ = p.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("load plugin %q from %s: %w", pc.Name, pc.Path, err)

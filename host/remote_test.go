@@ -1,0 +1,259 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/internal/registry"
+	"github.com/mcphost/mcphost/internal/testutil"
+)
+
+// pushPlugin publishes the Go plugin at rel (built) to ref on a test
+// registry, as `mcphost plugin push` does, and returns the manifest digest.
+func pushPlugin(t *testing.T, ref, rel string, grants *registry.Grants) string {
+	t.Helper()
+	wasm, err := os.ReadFile(testutil.GoPlugin(t, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := registry.ParseRef(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &registry.Client{Store: registry.Store{Dir: t.TempDir()}}
+	digest, err := c.Push(t.Context(), r, wasm, grants, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return digest
+}
+
+// newHostAt starts a host from the config file at path, connects a go-sdk
+// client in memory and returns it with the host's log.
+func newHostAt(t *testing.T, path string) (*host.Host, *mcp.ClientSession, *syncBuffer, error) {
+	t.Helper()
+	cfg, err := host.LoadConfig(path)
+	if err != nil {
+		t.Fatalf("LoadConfig: %v", err)
+	}
+	logs := &syncBuffer{}
+	h, err := host.New(t.Context(), cfg, host.Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: logs})})
+	if err != nil {
+		return nil, nil, logs, err
+	}
+	serverT, clientT := mcp.NewInMemoryTransports()
+	ss, err := h.Server().Connect(t.Context(), serverT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil).Connect(t.Context(), clientT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		ss.Wait()
+		_ = h.Close(context.Background())
+		if t.Failed() {
+			t.Logf("host log:\n%s", logs.String())
+		}
+	})
+	return h, cs, logs, nil
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A plugin from a registry is served; its tag is pinned in the lock file,
+// so a restart with the tag moved and the registry stopped serves the
+// pinned one from the store; a fresh start with nothing stored and the
+// registry stopped is a clear error.
+func TestRegistryPluginPinnedAndOffline(t *testing.T) {
+	reg := testutil.StartRegistry(t)
+	ref := "oci://" + reg.Addr + "/plugins/hello:1"
+	digest := pushPlugin(t, ref, "plugins/hello", nil)
+
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "mcphost.toml")
+	cfgText := `[server]
+plugin_store = "store"
+
+[[plugin]]
+name = "hello"
+path = "` + ref + `"
+insecure = true
+skip_signature = true
+`
+	writeFile(t, cfgPath, cfgText)
+	_, cs, logs, err := newHostAt(t, cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, text := callText(t, cs, "echo", map[string]any{"text": "from the registry"}); text != "from the registry" {
+		t.Fatalf("echo = %q", text)
+	}
+	if !strings.Contains(logs.String(), "signature NOT verified") {
+		t.Errorf("skip_signature was not warned about:\n%s", logs)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "mcphost.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lock struct {
+		Sources map[string]struct{ Ref, Digest string }
+	}
+	if err := json.Unmarshal(b, &lock); err != nil {
+		t.Fatal(err)
+	}
+	if pin := lock.Sources["hello"]; pin.Ref != ref || pin.Digest != digest {
+		t.Fatalf("lock pins %+v, want %s → %s", pin, ref, digest)
+	}
+
+	// The tag moves to another plugin, then the registry goes away.
+	pushPlugin(t, ref, "testdata/plugins/faulty", nil)
+	reg.Stop()
+	_, cs2, _, err := newHostAt(t, cfgPath)
+	if err != nil {
+		t.Fatalf("restart with the registry stopped: %v", err)
+	}
+	if _, text := callText(t, cs2, "echo", map[string]any{"text": "pinned"}); text != "pinned" {
+		t.Fatalf("echo after restart = %q", text)
+	}
+
+	// Nothing stored, nothing pinned, no registry: refused, and why.
+	other := filepath.Join(t.TempDir(), "mcphost.toml")
+	writeFile(t, other, cfgText)
+	_, _, _, err = newHostAt(t, other)
+	if err == nil {
+		t.Fatal("a host with nothing stored started with the registry stopped")
+	}
+	for _, want := range []string{`plugin "hello"`, ref, "nothing pinned"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}
+
+// A remote plugin without a verified signature is refused (naming the
+// plugin and the reference) while the others keep serving; a config that
+// adds one on reload leaves the running plugins as they were.
+func TestRegistryPluginUnsignedRefused(t *testing.T) {
+	reg := testutil.StartRegistry(t)
+	ref := "oci://" + reg.Addr + "/plugins/hello:1"
+	pushPlugin(t, ref, "plugins/hello", nil)
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "mcphost.toml")
+	local := `[server]
+plugin_store = "store"
+watch = false
+
+[[plugin]]
+name = "local"
+path = "` + testutil.GoPlugin(t, "plugins/hello") + `"
+prefix = "local_"
+`
+	writeFile(t, cfgPath, local)
+	h, cs, _, err := newHostAt(t, cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, cfgPath, local+`
+[[plugin]]
+name = "remote"
+path = "`+ref+`"
+insecure = true
+`)
+	err = h.Reload(t.Context())
+	if err == nil {
+		t.Fatal("an unsigned remote plugin was loaded")
+	}
+	for _, want := range []string{`plugin "remote"`, ref, "no verified signature"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if _, text := callText(t, cs, "local_echo", map[string]any{"text": "still"}); text != "still" {
+		t.Fatalf("local_echo = %q", text)
+	}
+}
+
+// The grants a plugin asks for in its artifact are never given because it
+// asked: the host warns about those its config does not give.
+func TestRegistryPluginAskedGrantsWarned(t *testing.T) {
+	reg := testutil.StartRegistry(t)
+	ref := "oci://" + reg.Addr + "/plugins/hello:1"
+	pushPlugin(t, ref, "plugins/hello", &registry.Grants{AllowedHosts: []string{"api.example.com", "given.example.com"}, Env: []string{"TOKEN"}})
+	cfgPath := filepath.Join(t.TempDir(), "mcphost.toml")
+	writeFile(t, cfgPath, `[server]
+plugin_store = "store"
+
+[[plugin]]
+name = "hello"
+path = "`+ref+`"
+insecure = true
+skip_signature = true
+allowed_hosts = ["given.example.com"]
+`)
+	_, cs, logs, err := newHostAt(t, cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	callText(t, cs, "echo", map[string]any{"text": "x"})
+	log := logs.String()
+	if !strings.Contains(log, "asks for grants its config does not give") ||
+		!strings.Contains(log, "network: api.example.com") || !strings.Contains(log, "environment: TOKEN") ||
+		strings.Contains(log, "network: given.example.com") {
+		t.Fatalf("asked-for grants not warned about as expected:\n%s", log)
+	}
+}
+
+// A corrupted store entry is detected and fetched again.
+func TestRegistryPluginCorruptStoreRefetched(t *testing.T) {
+	reg := testutil.StartRegistry(t)
+	ref := "oci://" + reg.Addr + "/plugins/hello:1"
+	pushPlugin(t, ref, "plugins/hello", nil)
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "mcphost.toml")
+	writeFile(t, cfgPath, `[server]
+plugin_store = "store"
+
+[[plugin]]
+name = "hello"
+path = "`+ref+`"
+insecure = true
+skip_signature = true
+`)
+	if _, _, _, err := newHostAt(t, cfgPath); err != nil {
+		t.Fatal(err)
+	}
+	wasm, err := os.ReadFile(testutil.GoPlugin(t, "plugins/hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	layer := filepath.Join(dir, "store", "sha256", strings.TrimPrefix(registry.Digest(wasm), "sha256:"))
+	if err := os.WriteFile(layer, []byte("tampered"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, cs, logs, err := newHostAt(t, cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, text := callText(t, cs, "echo", map[string]any{"text": "refetched"}); text != "refetched" {
+		t.Fatalf("echo = %q", text)
+	}
+	if !strings.Contains(logs.String(), "corrupt") {
+		t.Errorf("the corrupt entry was not logged:\n%s", logs)
+	}
+}
