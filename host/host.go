@@ -134,6 +134,12 @@ type PluginInfo struct {
 	Grants []string
 	// Limits sums up the plugin's limits.
 	Limits string
+	// Source is the registry reference or URL the plugin came from ("" for
+	// a local file), and Digest what it resolved to.
+	Source, Digest string
+	// Asked lists the grants the plugin's artifact asks for, and
+	// AskedNotGranted those of them its config does not give.
+	Asked, AskedNotGranted []string
 }
 
 // New loads every plugin of cfg (in parallel) and registers what each
@@ -314,7 +320,6 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 			pc.Name, pc.Path, pc.SHA256, hex.EncodeToString(hash[:]))
 	}
 	if current != nil && current.sameSource(pc, hash) {
-		current.remote = remote
 		return current, nil
 	}
 	env := map[string]string{}
@@ -480,6 +485,7 @@ func (h *Host) Plugins() []PluginInfo {
 			Tools: sorted(tools), Resources: sorted(resources), Templates: sorted(templates), Prompts: sorted(prompts),
 			Grants: grants(lp.cfg), Limits: limits(lp.cfg),
 		})
+		remoteInfo(&infos[len(infos)-1], lp)
 	}
 	return infos
 }

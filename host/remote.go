@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/mcphost/mcphost/host/internal/config"
 	"github.com/mcphost/mcphost/host/internal/registry"
 )
@@ -25,6 +27,8 @@ type sourcePin struct {
 // remoteModule is a plugin read from the plugin store.
 type remoteModule struct {
 	wasm []byte
+	// digest is the manifest's digest (oci) or the file's (https).
+	digest string
 	// pin is what to record in the lock file (nil: nothing, as for an
 	// https:// source or a reference that names a digest).
 	pin *sourcePin
@@ -84,7 +88,7 @@ func (h *Host) fetchRemote(ctx context.Context, pc config.Plugin) (*remoteModule
 		if err := h.checkSignature(pc); err != nil {
 			return fail(err)
 		}
-		return &remoteModule{wasm: b}, nil
+		return &remoteModule{wasm: b, digest: registry.Digest(b)}, nil
 	}
 	digest := ref.Digest
 	var pin *sourcePin
@@ -112,7 +116,7 @@ func (h *Host) fetchRemote(ctx context.Context, pc config.Plugin) (*remoteModule
 	if err := h.checkSignature(pc); err != nil {
 		return fail(err)
 	}
-	return &remoteModule{wasm: mod.Wasm, pin: pin, grants: mod.Grants}, nil
+	return &remoteModule{wasm: mod.Wasm, digest: digest, pin: pin, grants: mod.Grants}, nil
 }
 
 // checkSignature refuses a remote plugin without a verified signature,
@@ -177,8 +181,208 @@ func ungranted(g *registry.Grants, pc config.Plugin) []string {
 		}
 	}
 	if g.MemoryMB > pc.MemoryMB {
-		out = append(out, fmt.Sprintf("memory: %d MiB (given %d)", g.MemoryMB, pc.MemoryMB))
+		out = append(out, fmt.Sprintf("memory: %d MiB", g.MemoryMB))
 	}
 	sort.Strings(out)
 	return out
+}
+
+// remoteInfo adds to info where lp came from and what it asks for.
+func remoteInfo(info *PluginInfo, lp *loadedPlugin) {
+	if lp.remote == nil {
+		return
+	}
+	info.Source, info.Digest = lp.cfg.Source, lp.remote.digest
+	if info.Path == "" {
+		info.Path = lp.cfg.Source
+	}
+	info.Asked = asked(lp.remote.grants)
+	info.AskedNotGranted = ungranted(lp.remote.grants, lp.cfg)
+}
+
+// asked lists the grants g asks for, worded as ungranted words them.
+func asked(g *registry.Grants) []string {
+	if g == nil {
+		return nil
+	}
+	var out []string
+	for _, h := range g.AllowedHosts {
+		out = append(out, "network: "+h)
+	}
+	for _, p := range g.AllowedPaths {
+		out = append(out, "files: "+p)
+	}
+	for _, e := range g.Env {
+		out = append(out, "environment: "+e)
+	}
+	if g.MemoryMB > 0 {
+		out = append(out, fmt.Sprintf("memory: %d MiB", g.MemoryMB))
+	}
+	return out
+}
+
+// SourceUpdate is what UpdateSources did for one plugin.
+type SourceUpdate struct {
+	// Plugin is the plugin's name, Ref its configured reference.
+	Plugin, Ref string
+	// Old and New are the digests pinned before and after.
+	Old, New string
+}
+
+// UpdateSources resolves again the tags of the named plugins fetched from
+// registries (all of them when none is named), fetches and verifies what
+// they name now, and pins the new digests in the lock file. A plugin whose
+// new digest cannot be fetched or verified keeps its old pin, and the
+// error says why. A running host watching the lock file reloads and serves
+// what was updated.
+func UpdateSources(ctx context.Context, cfg *Config, names []string, logger hclog.Logger) ([]SourceUpdate, error) {
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	path := cfg.Server.LockFile
+	if path == "" {
+		return nil, errors.New("update: the lock file is off ([server] lock_file = \"off\"), so nothing is pinned")
+	}
+	client, err := registryClient(cfg.Server)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]config.Plugin{}
+	for _, pc := range cfg.Plugins {
+		byName[pc.Name] = pc
+	}
+	if len(names) == 0 {
+		for _, pc := range cfg.Plugins {
+			names = append(names, pc.Name)
+		}
+	}
+	h := &Host{logger: logger, settings: cfg.Server}
+	var updates []SourceUpdate
+	var problems []error
+	pins := map[string]sourcePin{}
+	for _, name := range names {
+		pc, ok := byName[name]
+		if !ok {
+			problems = append(problems, fmt.Errorf("update: no plugin %q in %s", name, cfg.Path))
+			continue
+		}
+		ref, err := registry.ParseRef(pc.Source)
+		if err != nil || ref.Scheme != registry.SchemeOCI || ref.Tag == "" {
+			continue // a local file, a URL or a digest: nothing to resolve
+		}
+		old, _ := pinnedDigest(path, pc)
+		digest, err := client.Resolve(ctx, ref, pc.Insecure)
+		if err != nil {
+			problems = append(problems, fmt.Errorf("update plugin %q from %s: %w (the pinned %s stays)", name, pc.Source, err, old))
+			continue
+		}
+		if _, err := client.Open(digest); err != nil {
+			if _, err := client.Pull(ctx, ref, digest, pc.Insecure); err != nil {
+				problems = append(problems, fmt.Errorf("update plugin %q from %s: %w (the pinned %s stays)", name, pc.Source, err, old))
+				continue
+			}
+		}
+		if err := h.checkSignature(pc); err != nil {
+			problems = append(problems, fmt.Errorf("update plugin %q from %s: the tag now names %s: %w (the pinned %s stays)", name, pc.Source, digest, err, old))
+			continue
+		}
+		pins[name] = sourcePin{Ref: pc.Source, Digest: digest}
+		updates = append(updates, SourceUpdate{Plugin: name, Ref: pc.Source, Old: old, New: digest})
+	}
+	if len(pins) > 0 {
+		lock, err := readLock(path)
+		if err != nil {
+			return nil, fmt.Errorf("update: %w", err)
+		}
+		if lock.Sources == nil {
+			lock.Sources = map[string]sourcePin{}
+		}
+		changed := false
+		for name, pin := range pins {
+			if lock.Sources[name] != pin {
+				lock.Sources[name] = pin
+				changed = true
+			}
+		}
+		if changed {
+			if err := lock.write(path); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return updates, errors.Join(problems...)
+}
+
+// RequestedGrants are the grants a plugin's artifact asks for (abi/ABI.md,
+// "Requested grants").
+type RequestedGrants = registry.Grants
+
+// PushPlugin publishes wasm to ref (oci://REGISTRY/REPO:TAG) as a Wasm OCI
+// artifact that asks for grants (nil: says nothing), with the registry
+// credentials of the Docker config; insecure speaks plain HTTP to a
+// registry on loopback. It returns the manifest's digest.
+func PushPlugin(ctx context.Context, wasm []byte, ref string, grants *RequestedGrants, insecure bool) (string, error) {
+	r, err := registry.ParseRef(ref)
+	if err != nil {
+		return "", err
+	}
+	if r.Scheme != registry.SchemeOCI {
+		return "", fmt.Errorf("push: %s is not an oci:// reference", ref)
+	}
+	if insecure && !r.Loopback() {
+		return "", fmt.Errorf("push: plain HTTP is only allowed to a registry on loopback; %q is not", r.Registry)
+	}
+	return (&registry.Client{}).Push(ctx, r, wasm, grants, insecure)
+}
+
+// PulledPlugin is a plugin fetched into the plugin store.
+type PulledPlugin struct {
+	// Ref is the reference pulled, Digest what it resolved to.
+	Ref, Digest string
+	// Store is the plugin store's directory.
+	Store string
+	// Wasm is the plugin's module.
+	Wasm []byte
+	// Grants are what its artifact asks for (nil: it says nothing).
+	Grants *RequestedGrants
+}
+
+// PullPlugin fetches the plugin ref names (oci:// or, with sha256Hex,
+// https://) into the plugin store that the [server] settings s name.
+func PullPlugin(ctx context.Context, s config.Server, ref, sha256Hex string, insecure bool) (*PulledPlugin, error) {
+	r, err := registry.ParseRef(ref)
+	if err != nil {
+		return nil, err
+	}
+	if insecure && !r.Loopback() {
+		return nil, fmt.Errorf("pull: plain HTTP is only allowed to a registry on loopback; %q is not", r.Registry)
+	}
+	client, err := registryClient(s)
+	if err != nil {
+		return nil, err
+	}
+	out := &PulledPlugin{Ref: ref, Store: client.Store.Dir}
+	if r.Scheme == registry.SchemeHTTPS {
+		if sha256Hex == "" {
+			return nil, fmt.Errorf("pull %s: an https:// plugin needs its sha256 (--sha256)", ref)
+		}
+		b, err := client.FetchURL(ctx, r, sha256Hex)
+		if err != nil {
+			return nil, err
+		}
+		out.Wasm, out.Digest = b, registry.Digest(b)
+		return out, nil
+	}
+	digest, err := client.Resolve(ctx, r, insecure)
+	if err != nil {
+		return nil, err
+	}
+	mod, err := client.Open(digest)
+	if err != nil {
+		if mod, err = client.Pull(ctx, r, digest, insecure); err != nil {
+			return nil, err
+		}
+	}
+	out.Digest, out.Wasm, out.Grants = digest, mod.Wasm, mod.Grants
+	return out, nil
 }
