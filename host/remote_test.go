@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,6 +42,12 @@ func pushPlugin(t *testing.T, ref, rel string, grants *registry.Grants) string {
 // client in memory and returns it with the host's log.
 func newHostAt(t *testing.T, path string) (*host.Host, *mcp.ClientSession, *syncBuffer, error) {
 	t.Helper()
+	return newHostWith(t, path, nil)
+}
+
+// newHostWith is newHostAt with the client's options.
+func newHostWith(t *testing.T, path string, opts *mcp.ClientOptions) (*host.Host, *mcp.ClientSession, *syncBuffer, error) {
+	t.Helper()
 	cfg, err := host.LoadConfig(path)
 	if err != nil {
 		t.Fatalf("LoadConfig: %v", err)
@@ -54,7 +62,7 @@ func newHostAt(t *testing.T, path string) (*host.Host, *mcp.ClientSession, *sync
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil).Connect(t.Context(), clientT, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, opts).Connect(t.Context(), clientT, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,5 +263,62 @@ skip_signature = true
 	}
 	if !strings.Contains(logs.String(), "corrupt") {
 		t.Errorf("the corrupt entry was not logged:\n%s", logs)
+	}
+}
+
+// `mcphost plugin update` (UpdateSources) pins what a moved tag names now;
+// a running host watching its lock file reloads and tells clients.
+func TestRegistryPluginUpdateReloadsRunningHost(t *testing.T) {
+	reg := testutil.StartRegistry(t)
+	ref := "oci://" + reg.Addr + "/plugins/hello:1"
+	pushPlugin(t, ref, "plugins/hello", nil)
+	cfgPath := filepath.Join(t.TempDir(), "mcphost.toml")
+	writeFile(t, cfgPath, `[server]
+plugin_store = "store"
+
+[[plugin]]
+name = "hello"
+path = "`+ref+`"
+insecure = true
+skip_signature = true
+`)
+	changed := make(chan struct{}, 1)
+	_, cs, _, err := newHostWith(t, cfgPath, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	callText(t, cs, "echo", map[string]any{"text": "v1"})
+	moved := pushPlugin(t, ref, "testdata/plugins/faulty", nil)
+
+	cfg, err := host.LoadConfig(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	updates, err := host.UpdateSources(t.Context(), cfg, nil, nil)
+	if err != nil || len(updates) != 1 || updates[0].New != moved {
+		t.Fatalf("update = %+v, %v; want hello pinned to %s", updates, err, moved)
+	}
+	select {
+	case <-changed:
+	case <-time.After(60 * time.Second): // a hang guard
+		t.Fatal("no tools/list_changed after the update")
+	}
+	res, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	if !slices.Contains(names, "spin") || slices.Contains(names, "greet") {
+		t.Fatalf("tools after the update = %v, want the moved tag's", names)
 	}
 }
