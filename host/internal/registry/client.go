@@ -63,6 +63,9 @@ type Module struct {
 	Wasm []byte
 	// Grants are the grants the artifact asks for (nil: it says nothing).
 	Grants *Grants
+	// Signatures are the Sigstore bundles attached to the manifest when it
+	// was pulled (see Verify).
+	Signatures [][]byte
 }
 
 // Client fetches plugins into a Store and pushes them to registries.
@@ -160,7 +163,11 @@ func (c *Client) Open(digest string) (*Module, error) {
 	if err != nil {
 		return nil, fmt.Errorf("manifest %s: layer %s: %w", digest, layer.Digest, err)
 	}
-	mod := &Module{Digest: digest, Wasm: wasm}
+	sigs, err := c.Store.ReadSignatures(digest)
+	if err != nil {
+		return nil, err
+	}
+	mod := &Module{Digest: digest, Wasm: wasm, Signatures: sigs}
 	if g, ok := m.Annotations[AnnotationGrants]; ok {
 		mod.Grants = &Grants{}
 		if err := json.Unmarshal([]byte(g), mod.Grants); err != nil {
@@ -213,6 +220,14 @@ func (c *Client) Pull(ctx context.Context, ref Ref, digest string, insecure bool
 	if err := c.Store.Write(layer.Digest.String(), lb); err != nil {
 		return nil, fmt.Errorf("pull %s: layer: %w", ref, err)
 	}
+	bundles, err := fetchBundles(ctx, repo, desc)
+	if err != nil {
+		return nil, fmt.Errorf("pull %s: %w", ref, err)
+	}
+	if err := c.Store.WriteSignatures(digest, bundles); err != nil {
+		return nil, fmt.Errorf("pull %s: signatures: %w", ref, err)
+	}
+	// The manifest last: a stored manifest means its plugin is complete.
 	if err := c.Store.Write(digest, mb); err != nil {
 		return nil, fmt.Errorf("pull %s: manifest: %w", ref, err)
 	}

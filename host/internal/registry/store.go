@@ -122,3 +122,71 @@ func readAtMost(r io.Reader, max int64, what string) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// signaturesPath is the file listing the digests of the signature bundles
+// stored for a manifest (one a line).
+func (s Store) signaturesPath(manifest string) (string, error) {
+	p, err := s.path(manifest)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(s.Dir, "signatures", filepath.Base(p)), nil
+}
+
+// WriteSignatures stores the signature bundles of manifest (replacing what
+// was stored for it).
+func (s Store) WriteSignatures(manifest string, bundles [][]byte) error {
+	p, err := s.signaturesPath(manifest)
+	if err != nil {
+		return err
+	}
+	var list strings.Builder
+	for _, b := range bundles {
+		d := Digest(b)
+		if err := s.Write(d, b); err != nil {
+			return err
+		}
+		list.WriteString(d + "\n")
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return fmt.Errorf("plugin store: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("plugin store: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.WriteString(list.String()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("plugin store: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("plugin store: %w", err)
+	}
+	return os.Rename(tmp.Name(), p)
+}
+
+// ReadSignatures returns the signature bundles stored for manifest, each
+// verified against its digest (none when none were stored).
+func (s Store) ReadSignatures(manifest string) ([][]byte, error) {
+	p, err := s.signaturesPath(manifest)
+	if err != nil {
+		return nil, err
+	}
+	list, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("plugin store: %w", err)
+	}
+	var out [][]byte
+	for _, d := range strings.Fields(string(list)) {
+		b, err := s.Read(d)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
