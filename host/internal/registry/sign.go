@@ -101,7 +101,7 @@ func (k keypair) GetHashAlgorithm() protocommon.HashAlgorithm {
 func (k keypair) GetSigningAlgorithm() protocommon.PublicKeyDetails {
 	return protocommon.PublicKeyDetails_PKIX_ECDSA_P256_SHA_256
 }
-func (k keypair) GetHint() []byte        { return keyHint(&k.key.PublicKey) }
+func (k keypair) GetHint() []byte         { return keyHint(&k.key.PublicKey) }
 func (k keypair) GetKeyAlgorithm() string { return "ECDSA" }
 func (k keypair) GetPublicKey() crypto.PublicKey {
 	return &k.key.PublicKey
