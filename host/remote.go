@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"crypto"
 	"errors"
 	"fmt"
 	"os"
@@ -85,9 +86,10 @@ func (h *Host) fetchRemote(ctx context.Context, pc config.Plugin) (*remoteModule
 		if err != nil {
 			return fail(err)
 		}
-		if err := h.checkSignature(pc); err != nil {
-			return fail(err)
+		if !pc.SkipSignature {
+			return fail(errors.New("an https:// plugin carries no signature mcphost can check; pin it with sha256 and set skip_signature = true, or publish it to a registry and sign it"))
 		}
+		h.warnUnsigned(pc)
 		return &remoteModule{wasm: b, digest: registry.Digest(b)}, nil
 	}
 	digest := ref.Digest
@@ -105,6 +107,7 @@ func (h *Host) fetchRemote(ctx context.Context, pc config.Plugin) (*remoteModule
 		pin = &sourcePin{Ref: pc.Source, Digest: digest}
 	}
 	mod, err := client.Open(digest)
+	pulled := false
 	if err != nil {
 		if !errors.Is(err, registry.ErrNotStored) {
 			h.logger.Warn("plugin store entry unusable; fetching it again", "plugin", pc.Name, "ref", pc.Source, "error", err)
@@ -112,23 +115,49 @@ func (h *Host) fetchRemote(ctx context.Context, pc config.Plugin) (*remoteModule
 		if mod, err = client.Pull(ctx, ref, digest, pc.Insecure); err != nil {
 			return fail(fmt.Errorf("%w (not in the plugin store %s either)", err, client.Store.Dir))
 		}
+		pulled = true
 	}
-	if err := h.checkSignature(pc); err != nil {
-		return fail(err)
+	if err := h.checkSignature(pc, mod); err != nil && !pulled {
+		// Signatures may have been attached since it was stored: ask the
+		// registry once more.
+		if again, perr := client.Pull(ctx, ref, digest, pc.Insecure); perr == nil {
+			mod = again
+		}
+	}
+	if err := h.checkSignature(pc, mod); err != nil {
+		return fail(fmt.Errorf("%s: %w", digest, err))
 	}
 	return &remoteModule{wasm: mod.Wasm, digest: digest, pin: pin, grants: mod.Grants}, nil
 }
 
-// checkSignature refuses a remote plugin without a verified signature,
-// unless its config opts out (which is logged at warn on every load).
-func (h *Host) checkSignature(pc config.Plugin) error {
+// checkSignature refuses a plugin from a registry without a signature by
+// one of its trusted keys, unless its config opts out (which is logged at
+// warn on every load).
+func (h *Host) checkSignature(pc config.Plugin, mod *registry.Module) error {
 	if pc.SkipSignature {
-		h.logger.Warn("plugin signature NOT verified (skip_signature = true): anyone who can write to its source can change what runs",
-			"plugin", pc.Name, "ref", pc.Source)
+		h.warnUnsigned(pc)
 		return nil
 	}
-	return errors.New("no verified signature: this mcphost cannot verify registry signatures yet (see SECURITY.md); " +
-		"set skip_signature = true on the plugin to run it unverified")
+	if len(pc.TrustedKeys) == 0 {
+		return errors.New("no trusted_keys to verify its signature with (set [server] trusted_keys or the plugin's, or skip_signature = true to run it unverified)")
+	}
+	var keys []crypto.PublicKey
+	for _, f := range pc.TrustedKeys {
+		k, err := registry.LoadPublicKey(f)
+		if err != nil {
+			return err
+		}
+		keys = append(keys, k)
+	}
+	if err := registry.Verify(mod.Digest, mod.Signatures, keys); err != nil {
+		return fmt.Errorf("signature not verified: %w", err)
+	}
+	return nil
+}
+
+func (h *Host) warnUnsigned(pc config.Plugin) {
+	h.logger.Warn("plugin signature NOT verified (skip_signature = true): anyone who can write to its source can change what runs",
+		"plugin", pc.Name, "ref", pc.Source)
 }
 
 // readModule returns pc's module: its file, or its remote source through
@@ -276,13 +305,13 @@ func UpdateSources(ctx context.Context, cfg *Config, names []string, logger hclo
 			problems = append(problems, fmt.Errorf("update plugin %q from %s: %w (the pinned %s stays)", name, pc.Source, err, old))
 			continue
 		}
-		if _, err := client.Open(digest); err != nil {
-			if _, err := client.Pull(ctx, ref, digest, pc.Insecure); err != nil {
-				problems = append(problems, fmt.Errorf("update plugin %q from %s: %w (the pinned %s stays)", name, pc.Source, err, old))
-				continue
-			}
+		// Pulled again even when stored, for signatures attached since.
+		mod, err := client.Pull(ctx, ref, digest, pc.Insecure)
+		if err != nil {
+			problems = append(problems, fmt.Errorf("update plugin %q from %s: %w (the pinned %s stays)", name, pc.Source, err, old))
+			continue
 		}
-		if err := h.checkSignature(pc); err != nil {
+		if err := h.checkSignature(pc, mod); err != nil {
 			problems = append(problems, fmt.Errorf("update plugin %q from %s: the tag now names %s: %w (the pinned %s stays)", name, pc.Source, digest, err, old))
 			continue
 		}
@@ -385,4 +414,25 @@ func PullPlugin(ctx context.Context, s config.Server, ref, sha256Hex string, ins
 	}
 	out.Digest, out.Wasm, out.Grants = digest, mod.Wasm, mod.Grants
 	return out, nil
+}
+
+// SignPlugin signs the manifest ref names with the ECDSA P-256 private key
+// in keyFile (unencrypted PEM) and attaches the Sigstore bundle to it in
+// the registry. It returns the manifest's digest.
+func SignPlugin(ctx context.Context, ref, keyFile string, insecure bool) (string, error) {
+	r, err := registry.ParseRef(ref)
+	if err != nil {
+		return "", err
+	}
+	if r.Scheme != registry.SchemeOCI {
+		return "", fmt.Errorf("sign: %s is not an oci:// reference", ref)
+	}
+	if insecure && !r.Loopback() {
+		return "", fmt.Errorf("sign: plain HTTP is only allowed to a registry on loopback; %q is not", r.Registry)
+	}
+	key, err := registry.LoadPrivateKey(keyFile)
+	if err != nil {
+		return "", err
+	}
+	return (&registry.Client{}).Sign(ctx, r, key, insecure)
 }

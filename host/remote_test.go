@@ -2,6 +2,11 @@ package host_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -182,12 +187,13 @@ prefix = "local_"
 name = "remote"
 path = "`+ref+`"
 insecure = true
+trusted_keys = ["`+trustedKey(t, newSigningKey(t))+`"]
 `)
 	err = h.Reload(t.Context())
 	if err == nil {
 		t.Fatal("an unsigned remote plugin was loaded")
 	}
-	for _, want := range []string{`plugin "remote"`, ref, "no verified signature"} {
+	for _, want := range []string{`plugin "remote"`, ref, "signature not verified", "no signature"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
@@ -320,5 +326,124 @@ skip_signature = true
 	}
 	if !slices.Contains(names, "spin") || slices.Contains(names, "greet") {
 		t.Fatalf("tools after the update = %v, want the moved tag's", names)
+	}
+}
+
+func newSigningKey(t *testing.T) *ecdsa.PrivateKey {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// trustedKey writes k's public key as PEM (as cosign.pub) and returns the
+// file's path.
+func trustedKey(t *testing.T, k *ecdsa.PrivateKey) string {
+	t.Helper()
+	der, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "cosign.pub")
+	writeFile(t, path, string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})))
+	return path
+}
+
+// signPlugin signs what ref names now with k, as `mcphost plugin sign`.
+func signPlugin(t *testing.T, ref string, k *ecdsa.PrivateKey) {
+	t.Helper()
+	r, err := registry.ParseRef(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&registry.Client{Store: registry.Store{Dir: t.TempDir()}}).Sign(t.Context(), r, k, true); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Signatures: by the trusted key, served (and again from the store with
+// the registry stopped); by another key, refused; a tag moved to an
+// unsigned plugin is not taken by update, and the old one keeps serving.
+func TestRegistryPluginSignatures(t *testing.T) {
+	reg := testutil.StartRegistry(t)
+	trusted, other := newSigningKey(t), newSigningKey(t)
+	good := "oci://" + reg.Addr + "/plugins/good:1"
+	bad := "oci://" + reg.Addr + "/plugins/bad:1"
+	pinned := pushPlugin(t, good, "plugins/hello", nil)
+	signPlugin(t, good, trusted)
+	pushPlugin(t, bad, "plugins/hello", &registry.Grants{MemoryMB: 1})
+	signPlugin(t, bad, other)
+
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "mcphost.toml")
+	base := `[server]
+plugin_store = "store"
+trusted_keys = ["` + trustedKey(t, trusted) + `"]
+
+[[plugin]]
+name = "good"
+path = "` + good + `"
+insecure = true
+`
+	writeFile(t, cfgPath, base+`
+[[plugin]]
+name = "bad"
+path = "`+bad+`"
+insecure = true
+`)
+	_, _, _, err := newHostAt(t, cfgPath)
+	if err == nil {
+		t.Fatal("a plugin signed by an untrusted key was loaded")
+	}
+	for _, want := range []string{`plugin "bad"`, bad, "no valid signature by a trusted key"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), `plugin "good"`) {
+		t.Errorf("the good plugin failed too: %v", err)
+	}
+
+	writeFile(t, cfgPath, base)
+	_, cs, logs, err := newHostAt(t, cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, text := callText(t, cs, "echo", map[string]any{"text": "signed"}); text != "signed" {
+		t.Fatalf("echo = %q", text)
+	}
+	if strings.Contains(logs.String(), "NOT verified") {
+		t.Errorf("a verified plugin was warned about:\n%s", logs)
+	}
+
+	// The tag moves to an unsigned plugin: update refuses it, says why.
+	pushPlugin(t, good, "testdata/plugins/faulty", nil)
+	cfg, err := host.LoadConfig(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	updates, err := host.UpdateSources(t.Context(), cfg, []string{"good"}, nil)
+	if err == nil || len(updates) != 0 {
+		t.Fatalf("update took an unsigned plugin: %+v, %v", updates, err)
+	}
+	for _, want := range []string{`plugin "good"`, good, "no signature", "the pinned " + pinned + " stays"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("update error %q does not say %q", err, want)
+		}
+	}
+	if _, text := callText(t, cs, "echo", map[string]any{"text": "still the signed one"}); text != "still the signed one" {
+		t.Fatalf("echo = %q", text)
+	}
+
+	// Registry stopped: a restart verifies the pinned plugin from the store.
+	reg.Stop()
+	_, cs2, _, err := newHostAt(t, cfgPath)
+	if err != nil {
+		t.Fatalf("restart with the registry stopped: %v", err)
+	}
+	if _, text := callText(t, cs2, "greet", map[string]any{"name": "store"}); !strings.Contains(text, "store") {
+		t.Fatalf("greet = %q", text)
 	}
 }

@@ -101,6 +101,9 @@ type Server struct {
 	// registries and URLs (plugin_store; "" means "store" in the cache
 	// directory, see registry.DefaultStoreDir).
 	PluginStore string
+	// TrustedKeys are the public keys (PEM files, cosign.pub) whose
+	// signatures count for plugins from registries (trusted_keys).
+	TrustedKeys []string
 }
 
 // Metrics is the [server.metrics] table.
@@ -145,6 +148,9 @@ type Plugin struct {
 	// SkipSignature accepts a remote plugin without a verified signature;
 	// the host warns about it on every start.
 	SkipSignature bool
+	// TrustedKeys are the public keys whose signatures count for this
+	// plugin: its own trusted_keys, else [server] trusted_keys.
+	TrustedKeys []string
 	// Timeout is the deadline of every call into the plugin.
 	Timeout time.Duration
 	// MemoryMB caps the Wasm memory of each instance of the plugin.
@@ -234,6 +240,7 @@ type fileConfig struct {
 		} `toml:"audit"`
 		Auth        auth.Config `toml:"auth"`
 		PluginStore string      `toml:"plugin_store"`
+		TrustedKeys []string    `toml:"trusted_keys"`
 	} `toml:"server"`
 	Plugins []filePlugin `toml:"plugin"`
 }
@@ -263,18 +270,19 @@ type filePlugin struct {
 	ToolScopes   map[string][]string `toml:"tool_scopes"`
 	Insecure     bool                `toml:"insecure"`
 	SkipSig      bool                `toml:"skip_signature"`
+	TrustedKeys  []string            `toml:"trusted_keys"`
 }
 
 var knownKeys = map[string][]string{
 	"server": {"name", "log_level", "cache_dir", "transport", "listen", "stateless", "page_size", "list_ttl",
-		"allowed_origins", "session_timeout", "watch", "lock_file", "drain_delay", "metrics", "audit", "auth", "plugin_store"},
+		"allowed_origins", "session_timeout", "watch", "lock_file", "drain_delay", "metrics", "audit", "auth", "plugin_store", "trusted_keys"},
 	"server.metrics": {"enabled", "listen"},
 	"server.audit":   {"file", "arguments"},
 	"server.auth":    auth.TOMLKeys(),
 	"plugin": {"name", "path", "timeout", "memory_mb", "max_instances", "max_output_kb", "max_items", "config", "prefix", "naming",
 		"sha256", "env", "allowed_paths", "allowed_hosts", "allow_private_network",
 		"max_calls_per_second", "breaker_failures", "breaker_cooldown", "on_change", "interrupt_checks", "scopes", "tool_scopes",
-		"insecure", "skip_signature"},
+		"insecure", "skip_signature", "trusted_keys"},
 }
 
 // validName is what a plugin name may look like: it appears in logs, errors,
@@ -384,9 +392,27 @@ func Parse(path string, data []byte) (*Config, error) {
 		cfg.Server.PluginStore = s
 	}
 
+	abs := func(f string) string {
+		if filepath.IsAbs(f) {
+			return f
+		}
+		return filepath.Join(filepath.Dir(absPath), f)
+	}
+	for _, k := range fc.Server.TrustedKeys {
+		cfg.Server.TrustedKeys = append(cfg.Server.TrustedKeys, abs(k))
+	}
 	seen := map[string]bool{}
 	for i, fp := range fc.Plugins {
 		p, errs := convertPlugin(path, idx, filepath.Dir(absPath), i, fp)
+		if p.Source != "" {
+			p.TrustedKeys = cfg.Server.TrustedKeys
+			if fp.TrustedKeys != nil {
+				p.TrustedKeys = nil
+				for _, k := range fp.TrustedKeys {
+					p.TrustedKeys = append(p.TrustedKeys, abs(k))
+				}
+			}
+		}
 		problems = append(problems, errs...)
 		if p.Name != "" && seen[p.Name] {
 			problems = append(problems, fmt.Errorf("%s: [[plugin]] #%d: name %q is used by an earlier plugin", idx.at(path, fmt.Sprintf("plugin.%d.name", i)), i+1, p.Name))
@@ -675,6 +701,9 @@ func convertPlugin(path string, idx lineIndex, baseDir string, index int, fp fil
 		}
 		if fp.SkipSig {
 			bad("skip_signature", "only a plugin from a registry or URL is signed; path %q is a local file", fp.Path)
+		}
+		if fp.TrustedKeys != nil {
+			bad("trusted_keys", "only a plugin from a registry is signed; path %q is a local file", fp.Path)
 		}
 	}
 	if fp.Timeout != "" {
