@@ -67,6 +67,7 @@ const pluginUsage = `Usage:
   mcphost plugin new --lang go|c|rust|as|wat NAME [DIR]  scaffold a plugin that builds and loads as is
   mcphost plugin accept [--config FILE] [NAME...]        accept plugins' changed tool definitions (lock file)
   mcphost plugin push [--asks-…] FILE.wasm oci://R/P:TAG  publish a plugin to a registry (with the grants it asks for)
+  mcphost plugin sign --key KEY.pem oci://R/P:TAG        sign a plugin in a registry (Sigstore bundle, key-based)
   mcphost plugin pull [--config FILE] REF                fetch a plugin into the plugin store
   mcphost plugin update [--config FILE] [NAME...]        resolve registry tags again and pin what they name now
 
@@ -76,7 +77,7 @@ mcphost plugin SUBCOMMAND --help describes a subcommand's flags.
 func runPlugin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, pluginUsage)
-		return &usageError{"plugin: expected a subcommand: inspect, test, new, accept, push, pull, update"}
+		return &usageError{"plugin: expected a subcommand: inspect, test, new, accept, push, sign, pull, update"}
 	}
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
@@ -96,9 +97,11 @@ func runPlugin(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return runPull(ctx, args[1:], stdout, stderr)
 	case "update":
 		return runUpdate(ctx, args[1:], stdout, stderr)
+	case "sign":
+		return runSign(ctx, args[1:], stdout, stderr)
 	default:
 		fmt.Fprint(stderr, pluginUsage)
-		return &usageError{fmt.Sprintf("plugin: unknown subcommand %q (expected inspect, test, new, accept, push, pull, update)", args[0])}
+		return &usageError{fmt.Sprintf("plugin: unknown subcommand %q (expected inspect, test, new, accept, push, sign, pull, update)", args[0])}
 	}
 }
 

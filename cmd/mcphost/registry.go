@@ -157,3 +157,22 @@ func inspectRemote(ctx context.Context, ref string, insecure bool) (*inspection,
 	}
 	return in, nil
 }
+
+// runSign signs a plugin in a registry with a private key.
+func runSign(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("mcphost plugin sign --key KEY.pem [--insecure] oci://REGISTRY/REPO:TAG")
+	key := fs.String("key", "", "unencrypted PEM ECDSA P-256 private key (openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256)")
+	insecure := fs.Bool("insecure", false, "plain HTTP, to a registry on loopback only")
+	if err := parseArgs(fs, args, stdout, stderr); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 || *key == "" {
+		return &usageError{"usage: " + fs.synopsis}
+	}
+	digest, err := host.SignPlugin(ctx, fs.Arg(0), *key, *insecure)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "signed %s\n  digest %s\n", fs.Arg(0), digest)
+	return nil
+}

@@ -1,6 +1,11 @@
 package main
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,5 +106,59 @@ func TestPluginPushPullErrors(t *testing.T) {
 				t.Fatalf("err = %v, want it to say %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// `plugin sign` signs with a PEM key; a config trusting its public key
+// validates, one trusting another key does not.
+func TestPluginSignThenValidate(t *testing.T) {
+	reg := testutil.StartRegistry(t)
+	hello := testutil.GoPlugin(t, "plugins/hello")
+	t.Setenv("HOME", t.TempDir())
+	dir := t.TempDir()
+	writeKey := func(name string) (priv, pub string) {
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		der, _ := x509.MarshalPKCS8PrivateKey(k)
+		pubDER, _ := x509.MarshalPKIXPublicKey(&k.PublicKey)
+		priv, pub = filepath.Join(dir, name+".key"), filepath.Join(dir, name+".pub")
+		os.WriteFile(priv, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
+		os.WriteFile(pub, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER}), 0o644)
+		return priv, pub
+	}
+	key, pub := writeKey("cosign")
+	_, otherPub := writeKey("other")
+	ref := "oci://" + reg.Addr + "/plugins/hello:1"
+	if out, errOut, err := runCLI(t, "plugin", "push", "--insecure", hello, ref); err != nil {
+		t.Fatalf("push: %v\n%s%s", err, out, errOut)
+	}
+	if out, errOut, err := runCLI(t, "plugin", "sign", "--insecure", "--key", key, ref); err != nil || !strings.Contains(out, "signed "+ref) {
+		t.Fatalf("sign: %v\n%s%s", err, out, errOut)
+	}
+	if _, _, err := runCLI(t, "plugin", "sign", "--insecure", "--key", pub, ref); err == nil || !strings.Contains(err.Error(), "signing key") {
+		t.Fatalf("sign with a public key: %v", err)
+	}
+	for _, tc := range []struct {
+		key string
+		ok  bool
+	}{{pub, true}, {otherPub, false}} {
+		cfg := filepath.Join(t.TempDir(), "mcphost.toml")
+		os.WriteFile(cfg, []byte(`[server]
+plugin_store = "store"
+trusted_keys = ["`+tc.key+`"]
+[[plugin]]
+name = "hello"
+path = "`+ref+`"
+insecure = true
+`), 0o644)
+		out, errOut, err := runCLI(t, "validate", "--config", cfg)
+		if tc.ok && err != nil {
+			t.Fatalf("validate with the signer's key: %v\n%s%s", err, out, errOut)
+		}
+		if !tc.ok && (err == nil || !strings.Contains(err.Error(), "no valid signature by a trusted key")) {
+			t.Fatalf("validate with another key: %v\n%s%s", err, out, errOut)
+		}
 	}
 }
