@@ -59,6 +59,7 @@ func TestParseRemoteSourceErrors(t *testing.T) {
 		{"insecure remote registry", "path = \"oci://ghcr.io/acme/hello:1\"\ninsecure = true", []string{`plugin "p"`, "insecure", `"ghcr.io" is not`}},
 		{"insecure local file", "path = \"a.wasm\"\ninsecure = true", []string{`plugin "p"`, "insecure", "local file"}},
 		{"skip_signature local file", "path = \"a.wasm\"\nskip_signature = true", []string{`plugin "p"`, "skip_signature", "local file"}},
+		{"trusted_keys local file", "path = \"a.wasm\"\ntrusted_keys = [\"k.pub\"]", []string{`plugin "p"`, "trusted_keys", "local file"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse("x.toml", []byte("[[plugin]]\nname = \"p\"\n"+tc.plugin+"\n"))
@@ -71,5 +72,34 @@ func TestParseRemoteSourceErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestParseTrustedKeys(t *testing.T) {
+	cfg, err := Parse("/etc/mcphost/mcphost.toml", []byte(`
+[server]
+trusted_keys = ["keys/team.pub", "/opt/other.pub"]
+
+[[plugin]]
+name = "default"
+path = "oci://ghcr.io/acme/a:1"
+
+[[plugin]]
+name = "own"
+path = "oci://ghcr.io/acme/b:1"
+trusted_keys = ["vendor.pub"]
+
+[[plugin]]
+name = "local"
+path = "a.wasm"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{{"/etc/mcphost/keys/team.pub", "/opt/other.pub"}, {"/etc/mcphost/vendor.pub"}, nil}
+	for i, p := range cfg.Plugins {
+		if strings.Join(p.TrustedKeys, ",") != strings.Join(want[i], ",") {
+			t.Errorf("plugin %q trusts %v, want %v", p.Name, p.TrustedKeys, want[i])
+		}
 	}
 }
