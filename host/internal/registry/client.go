@@ -224,6 +224,11 @@ func (c *Client) Pull(ctx context.Context, ref Ref, digest string, insecure bool
 	if err != nil {
 		return nil, fmt.Errorf("pull %s: %w", ref, err)
 	}
+	classic, err := fetchClassic(ctx, repo, digest)
+	if err != nil {
+		return nil, fmt.Errorf("pull %s: %w", ref, err)
+	}
+	bundles = append(bundles, classic...)
 	if err := c.Store.WriteSignatures(digest, bundles); err != nil {
 		return nil, fmt.Errorf("pull %s: signatures: %w", ref, err)
 	}

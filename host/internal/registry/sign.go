@@ -38,7 +38,7 @@ const MediaTypeBundle = "application/vnd.dev.sigstore.bundle.v0.3+json"
 const maxBundle = 1 << 20
 
 // ErrUnsigned is returned by Verify when no signature is attached.
-var ErrUnsigned = errors.New("no signature (no Sigstore bundle refers to the manifest)")
+var ErrUnsigned = errors.New("no signature (no Sigstore bundle refers to the manifest, and no cosign sha256-<digest>.sig tag)")
 
 // LoadPublicKey reads a PEM public key (cosign.pub: ECDSA P-256).
 func LoadPublicKey(path string) (crypto.PublicKey, error) {
@@ -231,6 +231,15 @@ func Verify(digest string, bundles [][]byte, keys []crypto.PublicKey) error {
 	}
 	var problems []string
 	for _, bj := range bundles {
+		var cs classicSignature
+		if json.Unmarshal(bj, &cs) == nil && cs.CosignPayload != nil {
+			err := verifyClassic(cs, digest, keys)
+			if err == nil {
+				return nil
+			}
+			problems = append(problems, err.Error())
+			continue
+		}
 		var b bundle.Bundle
 		if err := b.UnmarshalJSON(bj); err != nil {
 			problems = append(problems, "a signature that is not a valid Sigstore bundle: "+err.Error())
