@@ -132,3 +132,10 @@ func (r *Registry) Restart() {
 	r.t.Helper()
 	r.start(r.Addr)
 }
+
+// BlobPath returns the file in which the registry keeps the blob of digest
+// ("sha256:HEX"), for tests that tamper with what it serves.
+func (r *Registry) BlobPath(digest string) string {
+	hexDigest := strings.TrimPrefix(digest, "sha256:")
+	return filepath.Join(r.dataDir, "docker", "registry", "v2", "blobs", "sha256", hexDigest[:2], hexDigest, "data")
+}

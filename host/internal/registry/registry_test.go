@@ -6,6 +6,8 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -191,5 +193,60 @@ func TestPullSizeCap(t *testing.T) {
 	_, err = c.Pull(ctx, ref, digest, true)
 	if err == nil || !strings.Contains(err.Error(), "1024-byte cap") || !strings.Contains(err.Error(), ref.Raw) {
 		t.Fatalf("pull over the cap: %v", err)
+	}
+}
+
+// A registry that serves other bytes than the digest names is caught, and
+// nothing is stored.
+func TestPullDigestMismatch(t *testing.T) {
+	reg := testutil.StartRegistry(t)
+	ctx := context.Background()
+	c := testClient(t)
+	ref := mustRef(t, "oci://"+reg.Addr+"/plugins/tampered:1")
+	wasm := testutil.WAT(t, "(module (memory 1))")
+	digest, err := c.Push(ctx, ref, wasm, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob := reg.BlobPath(Digest(wasm))
+	tampered := bytes.Clone(wasm)
+	tampered[len(tampered)-1] ^= 0xff
+	if err := os.WriteFile(blob, tampered, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Pull(ctx, ref, digest, true)
+	if err == nil || !strings.Contains(err.Error(), ref.Raw) || !strings.Contains(strings.ToLower(err.Error()), "digest") {
+		t.Fatalf("pull of a tampered layer: %v", err)
+	}
+	if _, err := c.Open(digest); !errors.Is(err, ErrNotStored) {
+		t.Fatalf("after a failed pull the store has: %v", err)
+	}
+}
+
+// An https:// plugin is checked against its sha256 before it is stored;
+// once stored it needs no network.
+func TestFetchURL(t *testing.T) {
+	wasm := testutil.WAT(t, "(module)")
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/other.wasm" {
+			w.Write([]byte("not the plugin"))
+			return
+		}
+		w.Write(wasm)
+	}))
+	c := testClient(t)
+	c.HTTP = srv.Client()
+	sum := strings.TrimPrefix(Digest(wasm), "sha256:")
+	_, err := c.FetchURL(context.Background(), mustRef(t, srv.URL+"/other.wasm"), sum)
+	if err == nil || !strings.Contains(err.Error(), "digest mismatch") || !strings.Contains(err.Error(), "/other.wasm") {
+		t.Fatalf("fetch of other bytes: %v", err)
+	}
+	ref := mustRef(t, srv.URL+"/plugin.wasm")
+	if b, err := c.FetchURL(context.Background(), ref, sum); err != nil || !bytes.Equal(b, wasm) {
+		t.Fatalf("fetch: %v", err)
+	}
+	srv.Close()
+	if b, err := c.FetchURL(context.Background(), ref, sum); err != nil || !bytes.Equal(b, wasm) {
+		t.Fatalf("fetch from the store with the server gone: %v", err)
 	}
 }
