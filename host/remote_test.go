@@ -407,7 +407,7 @@ insecure = true
 	}
 
 	writeFile(t, cfgPath, base)
-	_, cs, logs, err := newHostAt(t, cfgPath)
+	h, cs, logs, err := newHostAt(t, cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,7 +419,7 @@ insecure = true
 	}
 
 	// The tag moves to an unsigned plugin: update refuses it, says why.
-	pushPlugin(t, good, "testdata/plugins/faulty", nil)
+	unsigned := pushPlugin(t, good, "testdata/plugins/faulty", nil)
 	cfg, err := host.LoadConfig(cfgPath)
 	if err != nil {
 		t.Fatal(err)
@@ -436,6 +436,18 @@ insecure = true
 	if _, text := callText(t, cs, "echo", map[string]any{"text": "still the signed one"}); text != "still the signed one" {
 		t.Fatalf("echo = %q", text)
 	}
+
+	// A reload pointing the plugin at the unsigned one by digest fails
+	// and the old generation keeps serving.
+	writeFile(t, cfgPath, strings.Replace(base, good, strings.TrimSuffix(good, ":1")+"@"+unsigned, 1))
+	err = h.Reload(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "no signature") || !strings.Contains(err.Error(), "previous version keeps serving") {
+		t.Fatalf("reload to an unsigned digest: %v", err)
+	}
+	if _, text := callText(t, cs, "greet", map[string]any{"name": "old"}); !strings.Contains(text, "old") {
+		t.Fatalf("greet after the refused reload = %q", text)
+	}
+	writeFile(t, cfgPath, base)
 
 	// Registry stopped: a restart verifies the pinned plugin from the store.
 	reg.Stop()
