@@ -418,8 +418,10 @@ func PullPlugin(ctx context.Context, s config.Server, ref, sha256Hex string, ins
 
 // SignPlugin signs the manifest ref names with the ECDSA P-256 private key
 // in keyFile (unencrypted PEM) and attaches the Sigstore bundle to it in
-// the registry. It returns the manifest's digest.
-func SignPlugin(ctx context.Context, ref, keyFile string, insecure bool) (string, error) {
+// the registry; with certFile (PEM), the bundle carries that certificate
+// of the key (keyless verification against a trusted root). It returns
+// the manifest's digest.
+func SignPlugin(ctx context.Context, ref, keyFile, certFile string, insecure bool) (string, error) {
 	r, err := registry.ParseRef(ref)
 	if err != nil {
 		return "", err
@@ -434,5 +436,11 @@ func SignPlugin(ctx context.Context, ref, keyFile string, insecure bool) (string
 	if err != nil {
 		return "", err
 	}
-	return (&registry.Client{}).Sign(ctx, r, key, insecure)
+	var cert []byte
+	if certFile != "" {
+		if cert, err = registry.LoadCertificate(certFile); err != nil {
+			return "", err
+		}
+	}
+	return (&registry.Client{}).Sign(ctx, r, key, cert, insecure)
 }

@@ -358,7 +358,7 @@ func signPlugin(t *testing.T, ref string, k *ecdsa.PrivateKey) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := (&registry.Client{Store: registry.Store{Dir: t.TempDir()}}).Sign(t.Context(), r, k, true); err != nil {
+	if _, err := (&registry.Client{Store: registry.Store{Dir: t.TempDir()}}).Sign(t.Context(), r, k, nil, true); err != nil {
 		t.Fatal(err)
 	}
 }

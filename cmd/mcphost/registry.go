@@ -160,8 +160,9 @@ func inspectRemote(ctx context.Context, ref string, insecure bool) (*inspection,
 
 // runSign signs a plugin in a registry with a private key.
 func runSign(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("mcphost plugin sign --key KEY.pem [--insecure] oci://REGISTRY/REPO:TAG")
+	fs := newFlagSet("mcphost plugin sign --key KEY.pem [--cert CERT.pem] [--insecure] oci://REGISTRY/REPO:TAG")
 	key := fs.String("key", "", "unencrypted PEM ECDSA P-256 private key (openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256)")
+	cert := fs.String("cert", "", "PEM certificate of the key, issued to your identity by a CA of the verifier's trusted root (keyless)")
 	insecure := fs.Bool("insecure", false, "plain HTTP, to a registry on loopback only")
 	if err := parseArgs(fs, args, stdout, stderr); err != nil {
 		return err
@@ -169,7 +170,7 @@ func runSign(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if fs.NArg() != 1 || *key == "" {
 		return &usageError{"usage: " + fs.synopsis}
 	}
-	digest, err := host.SignPlugin(ctx, fs.Arg(0), *key, *insecure)
+	digest, err := host.SignPlugin(ctx, fs.Arg(0), *key, *cert, *insecure)
 	if err != nil {
 		return err
 	}

@@ -131,8 +131,9 @@ func keyHint(pub crypto.PublicKey) []byte {
 // message signature over the manifest's bytes) with key, and attaches the
 // bundle to it as an OCI 1.1 referrer (oras-go falls back to the referrers
 // tag schema on a registry without the referrers API). It returns the
-// manifest's digest.
-func (c *Client) Sign(ctx context.Context, ref Ref, key *ecdsa.PrivateKey, insecure bool) (string, error) {
+// manifest's digest. With cert (DER), the bundle carries that certificate
+// for key instead of the bare key (keyless verification, VerifyKeyless).
+func (c *Client) Sign(ctx context.Context, ref Ref, key *ecdsa.PrivateKey, cert []byte, insecure bool) (string, error) {
 	repo, err := c.repository(ref, insecure)
 	if err != nil {
 		return "", err
@@ -147,7 +148,11 @@ func (c *Client) Sign(ctx context.Context, ref Ref, key *ecdsa.PrivateKey, insec
 	if err != nil {
 		return "", fmt.Errorf("sign %s: %w", ref, err)
 	}
-	pb, err := sign.Bundle(&sign.PlainData{Data: mb}, keypair{key}, sign.BundleOptions{Context: ctx})
+	opts := sign.BundleOptions{Context: ctx}
+	if cert != nil {
+		opts.CertificateProvider = certificateProvider{der: cert}
+	}
+	pb, err := sign.Bundle(&sign.PlainData{Data: mb}, keypair{key}, opts)
 	if err != nil {
 		return "", fmt.Errorf("sign %s: %w", ref, err)
 	}

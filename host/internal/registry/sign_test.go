@@ -39,7 +39,7 @@ func TestSignVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	trusted, other := newKey(t), newKey(t)
-	if d, err := c.Sign(ctx, signedRef, trusted, true); err != nil || d != signed {
+	if d, err := c.Sign(ctx, signedRef, trusted, nil, true); err != nil || d != signed {
 		t.Fatalf("sign = %s, %v", d, err)
 	}
 	m, err := c.Pull(ctx, signedRef, signed, true)
