@@ -138,21 +138,36 @@ func (h *Host) checkSignature(pc config.Plugin, mod *registry.Module) error {
 		h.warnUnsigned(pc)
 		return nil
 	}
-	if len(pc.TrustedKeys) == 0 {
-		return errors.New("no trusted_keys to verify its signature with (set [server] trusted_keys or the plugin's, or skip_signature = true to run it unverified)")
+	keyless := pc.TrustedRoot != ""
+	if len(pc.TrustedKeys) == 0 && !keyless {
+		return errors.New("no trusted_keys or keyless signer (trusted_root, signer_subject, signer_issuer) to verify its signature with; set them in [server] or on the plugin, or skip_signature = true to run it unverified")
 	}
-	var keys []crypto.PublicKey
-	for _, f := range pc.TrustedKeys {
-		k, err := registry.LoadPublicKey(f)
-		if err != nil {
-			return err
+	var problems []error
+	if len(pc.TrustedKeys) > 0 {
+		var keys []crypto.PublicKey
+		for _, f := range pc.TrustedKeys {
+			k, err := registry.LoadPublicKey(f)
+			if err != nil {
+				return err
+			}
+			keys = append(keys, k)
 		}
-		keys = append(keys, k)
+		err := registry.Verify(mod.Digest, mod.Signatures, keys)
+		if err == nil {
+			return nil
+		}
+		problems = append(problems, err)
 	}
-	if err := registry.Verify(mod.Digest, mod.Signatures, keys); err != nil {
-		return fmt.Errorf("signature not verified: %w", err)
+	if keyless {
+		err := registry.VerifyKeyless(mod.Digest, mod.Signatures, pc.TrustedRoot, registry.Identity{Subject: pc.SignerSubject, Issuer: pc.SignerIssuer})
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, registry.ErrUnsigned) || len(problems) == 0 {
+			problems = append(problems, err)
+		}
 	}
-	return nil
+	return fmt.Errorf("signature not verified: %w", errors.Join(problems...))
 }
 
 func (h *Host) warnUnsigned(pc config.Plugin) {

@@ -459,3 +459,51 @@ insecure = true
 		t.Fatalf("greet = %q", text)
 	}
 }
+
+// A keyless signer (trusted_root, signer_subject, signer_issuer) counts
+// for its identity only.
+func TestRegistryPluginKeyless(t *testing.T) {
+	reg := testutil.StartRegistry(t)
+	ca := testutil.NewSigningCA(t)
+	const subject, issuer = "https://github.com/acme/hello/.github/workflows/release.yml@refs/tags/v1", "https://token.actions.example"
+	ref := "oci://" + reg.Addr + "/plugins/keyless:1"
+	pushPlugin(t, ref, "plugins/hello", nil)
+	signer := newSigningKey(t)
+	r, err := registry.ParseRef(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&registry.Client{}).Sign(t.Context(), r, signer, ca.Issue(t, &signer.PublicKey, subject, issuer), true); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		subject string
+		ok      bool
+	}{{subject, true}, {"https://github.com/evil/x", false}} {
+		cfgPath := filepath.Join(t.TempDir(), "mcphost.toml")
+		writeFile(t, cfgPath, `[server]
+plugin_store = "store"
+trusted_root = "`+ca.Root+`"
+signer_subject = "`+tc.subject+`"
+signer_issuer = "`+issuer+`"
+
+[[plugin]]
+name = "hello"
+path = "`+ref+`"
+insecure = true
+`)
+		_, cs, _, err := newHostAt(t, cfgPath)
+		if !tc.ok {
+			if err == nil || !strings.Contains(err.Error(), `plugin "hello"`) || !strings.Contains(err.Error(), "no valid signature by "+tc.subject) {
+				t.Fatalf("another identity: %v", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, text := callText(t, cs, "echo", map[string]any{"text": "keyless"}); text != "keyless" {
+			t.Fatalf("echo = %q", text)
+		}
+	}
+}

@@ -104,6 +104,11 @@ type Server struct {
 	// TrustedKeys are the public keys (PEM files, cosign.pub) whose
 	// signatures count for plugins from registries (trusted_keys).
 	TrustedKeys []string
+	// TrustedRoot is a Sigstore trusted_root.json whose certificate
+	// authorities vouch for keyless signers; SignerSubject and SignerIssuer
+	// are the certificate identity that counts (trusted_root,
+	// signer_subject, signer_issuer).
+	TrustedRoot, SignerSubject, SignerIssuer string
 }
 
 // Metrics is the [server.metrics] table.
@@ -151,6 +156,9 @@ type Plugin struct {
 	// TrustedKeys are the public keys whose signatures count for this
 	// plugin: its own trusted_keys, else [server] trusted_keys.
 	TrustedKeys []string
+	// TrustedRoot, SignerSubject and SignerIssuer are the keyless signer
+	// that counts for this plugin: its own, else [server]'s.
+	TrustedRoot, SignerSubject, SignerIssuer string
 	// Timeout is the deadline of every call into the plugin.
 	Timeout time.Duration
 	// MemoryMB caps the Wasm memory of each instance of the plugin.
@@ -241,6 +249,9 @@ type fileConfig struct {
 		Auth        auth.Config `toml:"auth"`
 		PluginStore string      `toml:"plugin_store"`
 		TrustedKeys []string    `toml:"trusted_keys"`
+		TrustedRoot string      `toml:"trusted_root"`
+		SignerSubj  string      `toml:"signer_subject"`
+		SignerIss   string      `toml:"signer_issuer"`
 	} `toml:"server"`
 	Plugins []filePlugin `toml:"plugin"`
 }
@@ -271,18 +282,22 @@ type filePlugin struct {
 	Insecure     bool                `toml:"insecure"`
 	SkipSig      bool                `toml:"skip_signature"`
 	TrustedKeys  []string            `toml:"trusted_keys"`
+	TrustedRoot  string              `toml:"trusted_root"`
+	SignerSubj   string              `toml:"signer_subject"`
+	SignerIss    string              `toml:"signer_issuer"`
 }
 
 var knownKeys = map[string][]string{
 	"server": {"name", "log_level", "cache_dir", "transport", "listen", "stateless", "page_size", "list_ttl",
-		"allowed_origins", "session_timeout", "watch", "lock_file", "drain_delay", "metrics", "audit", "auth", "plugin_store", "trusted_keys"},
+		"allowed_origins", "session_timeout", "watch", "lock_file", "drain_delay", "metrics", "audit", "auth", "plugin_store", "trusted_keys",
+		"trusted_root", "signer_subject", "signer_issuer"},
 	"server.metrics": {"enabled", "listen"},
 	"server.audit":   {"file", "arguments"},
 	"server.auth":    auth.TOMLKeys(),
 	"plugin": {"name", "path", "timeout", "memory_mb", "max_instances", "max_output_kb", "max_items", "config", "prefix", "naming",
 		"sha256", "env", "allowed_paths", "allowed_hosts", "allow_private_network",
 		"max_calls_per_second", "breaker_failures", "breaker_cooldown", "on_change", "interrupt_checks", "scopes", "tool_scopes",
-		"insecure", "skip_signature", "trusted_keys"},
+		"insecure", "skip_signature", "trusted_keys", "trusted_root", "signer_subject", "signer_issuer"},
 }
 
 // validName is what a plugin name may look like: it appears in logs, errors,
@@ -401,6 +416,14 @@ func Parse(path string, data []byte) (*Config, error) {
 	for _, k := range fc.Server.TrustedKeys {
 		cfg.Server.TrustedKeys = append(cfg.Server.TrustedKeys, abs(k))
 	}
+	if fc.Server.TrustedRoot != "" {
+		cfg.Server.TrustedRoot = abs(fc.Server.TrustedRoot)
+	}
+	cfg.Server.SignerSubject, cfg.Server.SignerIssuer = fc.Server.SignerSubj, fc.Server.SignerIss
+	if (cfg.Server.TrustedRoot != "" || cfg.Server.SignerSubject != "" || cfg.Server.SignerIssuer != "") &&
+		(cfg.Server.TrustedRoot == "" || cfg.Server.SignerSubject == "" || cfg.Server.SignerIssuer == "") {
+		problems = append(problems, fmt.Errorf("%s: [server] trusted_root, signer_subject and signer_issuer go together (a keyless signer); one is missing", idx.at(path, "server.trusted_root")))
+	}
 	seen := map[string]bool{}
 	for i, fp := range fc.Plugins {
 		p, errs := convertPlugin(path, idx, filepath.Dir(absPath), i, fp)
@@ -412,6 +435,19 @@ func Parse(path string, data []byte) (*Config, error) {
 					p.TrustedKeys = append(p.TrustedKeys, abs(k))
 				}
 			}
+			p.TrustedRoot, p.SignerSubject, p.SignerIssuer = cfg.Server.TrustedRoot, cfg.Server.SignerSubject, cfg.Server.SignerIssuer
+			if fp.TrustedRoot != "" || fp.SignerSubj != "" || fp.SignerIss != "" {
+				p.TrustedRoot, p.SignerSubject, p.SignerIssuer = "", fp.SignerSubj, fp.SignerIss
+				if fp.TrustedRoot != "" {
+					p.TrustedRoot = abs(fp.TrustedRoot)
+				}
+				if p.TrustedRoot == "" || p.SignerSubject == "" || p.SignerIssuer == "" {
+					problems = append(problems, fmt.Errorf("%s: plugin %q: trusted_root, signer_subject and signer_issuer go together (a keyless signer); one is missing", idx.at(path, fmt.Sprintf("plugin.%d.path", i)), p.Name))
+				}
+			}
+		}
+		if p.Source == "" && (fp.TrustedRoot != "" || fp.SignerSubj != "" || fp.SignerIss != "") {
+			problems = append(problems, fmt.Errorf("%s: plugin %q: trusted_root, signer_subject and signer_issuer: only a plugin from a registry is signed; path %q is a local file", idx.at(path, fmt.Sprintf("plugin.%d.path", i)), p.Name, fp.Path))
 		}
 		problems = append(problems, errs...)
 		if p.Name != "" && seen[p.Name] {

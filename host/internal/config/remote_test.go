@@ -59,6 +59,8 @@ func TestParseRemoteSourceErrors(t *testing.T) {
 		{"insecure remote registry", "path = \"oci://ghcr.io/acme/hello:1\"\ninsecure = true", []string{`plugin "p"`, "insecure", `"ghcr.io" is not`}},
 		{"insecure local file", "path = \"a.wasm\"\ninsecure = true", []string{`plugin "p"`, "insecure", "local file"}},
 		{"skip_signature local file", "path = \"a.wasm\"\nskip_signature = true", []string{`plugin "p"`, "skip_signature", "local file"}},
+		{"keyless incomplete", "path = \"oci://ghcr.io/acme/a:1\"\nsigner_subject = \"me@example.com\"", []string{`plugin "p"`, "trusted_root, signer_subject and signer_issuer go together"}},
+		{"keyless local file", "path = \"a.wasm\"\nsigner_subject = \"me@example.com\"", []string{`plugin "p"`, "local file"}},
 		{"trusted_keys local file", "path = \"a.wasm\"\ntrusted_keys = [\"k.pub\"]", []string{`plugin "p"`, "trusted_keys", "local file"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -101,5 +103,28 @@ path = "a.wasm"
 		if strings.Join(p.TrustedKeys, ",") != strings.Join(want[i], ",") {
 			t.Errorf("plugin %q trusts %v, want %v", p.Name, p.TrustedKeys, want[i])
 		}
+	}
+}
+
+func TestParseKeylessSigner(t *testing.T) {
+	cfg, err := Parse("/etc/mcphost/mcphost.toml", []byte(`
+[server]
+trusted_root = "trusted_root.json"
+signer_subject = "https://github.com/acme/a/.github/workflows/release.yml@refs/tags/v1"
+signer_issuer = "https://token.actions.githubusercontent.com"
+
+[[plugin]]
+name = "a"
+path = "oci://ghcr.io/acme/a:1"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Plugins[0]
+	if p.TrustedRoot != "/etc/mcphost/trusted_root.json" || p.SignerIssuer != "https://token.actions.githubusercontent.com" || !strings.HasPrefix(p.SignerSubject, "https://github.com/acme/a/") {
+		t.Fatalf("keyless signer = %q %q %q", p.TrustedRoot, p.SignerSubject, p.SignerIssuer)
+	}
+	if _, err := Parse("x.toml", []byte("[server]\ntrusted_root = \"r.json\"\n")); err == nil || !strings.Contains(err.Error(), "go together") {
+		t.Fatalf("incomplete [server] keyless signer: %v", err)
 	}
 }
