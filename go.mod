@@ -18,6 +18,7 @@ require (
 	github.com/sigstore/sigstore-go v1.1.4
 	github.com/tetratelabs/wazero v1.12.0
 	github.com/yosida95/uritemplate/v3 v3.0.2
+	golang.org/x/crypto v0.57.0
 	golang.org/x/time v0.15.0
 	oras.land/oras-go/v2 v2.7.0
 )
@@ -102,7 +103,6 @@ require (
 	go.opentelemetry.io/otel/trace v1.38.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.5.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/mod v0.41.0 // indirect
 	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect

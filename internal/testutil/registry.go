@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/crypto/bcrypt"
 )
 
 // Registry is a real OCI registry (Debian's docker-registry, the CNCF
@@ -23,6 +25,7 @@ type Registry struct {
 	t       testing.TB
 	bin     string
 	dataDir string
+	auth    string // the auth: section of the config, "" for none
 	cmd     *exec.Cmd
 	done    chan struct{}
 	mu      sync.Mutex
@@ -49,12 +52,35 @@ var listening = regexp.MustCompile(`listening on (127\.0\.0\.1:[0-9]+)`)
 // docker-registry is not installed (scripts/ensure-registry.sh installs it).
 func StartRegistry(t testing.TB) *Registry {
 	t.Helper()
+	return startRegistry(t, "", "")
+}
+
+// StartRegistryWithAuth is StartRegistry with HTTP basic authentication:
+// only user with password may push or pull.
+func StartRegistryWithAuth(t testing.TB, user, password string) *Registry {
+	t.Helper()
+	return startRegistry(t, user, password)
+}
+
+func startRegistry(t testing.TB, user, password string) *Registry {
+	t.Helper()
 	bin := findRegistry()
 	if bin == "" {
 		t.Skip("docker-registry is not installed, so the registry test cannot run: " +
 			"install it with `sudo apt-get install docker-registry` or scripts/ensure-registry.sh (as root)")
 	}
 	r := &Registry{t: t, bin: bin, dataDir: t.TempDir()}
+	if user != "" {
+		hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(t.TempDir(), "htpasswd")
+		if err := os.WriteFile(file, []byte(user+":"+string(hash)+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r.auth = fmt.Sprintf("auth:\n  htpasswd:\n    realm: mcphost-test\n    path: %s\n", file)
+	}
 	r.start("127.0.0.1:0")
 	t.Cleanup(r.Stop)
 	return r
@@ -63,7 +89,7 @@ func StartRegistry(t testing.TB) *Registry {
 func (r *Registry) start(addr string) {
 	r.t.Helper()
 	cfg := filepath.Join(r.t.TempDir(), "config.yml")
-	text := fmt.Sprintf("version: 0.1\nlog:\n  level: info\nstorage:\n  filesystem:\n    rootdirectory: %s\n  delete:\n    enabled: true\nhttp:\n  addr: %s\n  secret: mcphost-test\n", r.dataDir, addr)
+	text := fmt.Sprintf("version: 0.1\nlog:\n  level: info\nstorage:\n  filesystem:\n    rootdirectory: %s\n  delete:\n    enabled: true\nhttp:\n  addr: %s\n  secret: mcphost-test\n%s", r.dataDir, addr, r.auth)
 	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
 		r.t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -248,5 +249,40 @@ func TestFetchURL(t *testing.T) {
 	srv.Close()
 	if b, err := c.FetchURL(context.Background(), ref, sum); err != nil || !bytes.Equal(b, wasm) {
 		t.Fatalf("fetch from the store with the server gone: %v", err)
+	}
+}
+
+// Credentials come from the Docker config (DOCKER_CONFIG/config.json);
+// without them the registry refuses, and no error shows the password.
+func TestDockerConfigCredentials(t *testing.T) {
+	const user, password = "plugin-author", "s3cret-Pa55word"
+	reg := testutil.StartRegistryWithAuth(t, user, password)
+	ctx := context.Background()
+	ref := mustRef(t, "oci://"+reg.Addr+"/private/hello:1")
+	wasm := testutil.WAT(t, "(module)")
+
+	t.Setenv("DOCKER_CONFIG", t.TempDir()) // an empty Docker config
+	_, err := (&Client{Store: Store{Dir: t.TempDir()}}).Push(ctx, ref, wasm, nil, true)
+	if err == nil {
+		t.Fatal("pushed without credentials")
+	}
+	if strings.Contains(err.Error(), password) {
+		t.Fatalf("the error shows the password: %v", err)
+	}
+
+	dir := t.TempDir()
+	auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"auths":{"`+reg.Addr+`":{"auth":"`+auth+`"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("DOCKER_CONFIG", dir)
+	c := &Client{Store: Store{Dir: t.TempDir()}}
+	digest, err := c.Push(ctx, ref, wasm, nil, true)
+	if err != nil {
+		t.Fatalf("push with the Docker config's credentials: %v", err)
+	}
+	m, err := c.Pull(ctx, ref, digest, true)
+	if err != nil || !bytes.Equal(m.Wasm, wasm) {
+		t.Fatalf("pull with the Docker config's credentials: %v", err)
 	}
 }
