@@ -94,6 +94,9 @@ func (h *Host) fetchRemote(ctx context.Context, pc config.Plugin) (*remoteModule
 	}
 	digest := ref.Digest
 	var pin *sourcePin
+	if digest == "" && h.settings.LockFile == "" {
+		return fail(errors.New("a tag is pinned in the lock file, which is off ([server] lock_file = \"off\"): name the plugin by digest (oci://…@sha256:…) or turn the lock file on"))
+	}
 	if digest == "" {
 		if digest, err = pinnedDigest(h.settings.LockFile, pc); err != nil {
 			return fail(fmt.Errorf("%w (the pinned digest cannot be read)", err))

@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -505,5 +506,36 @@ insecure = true
 		if _, text := callText(t, cs, "echo", map[string]any{"text": "keyless"}); text != "keyless" {
 			t.Fatalf("echo = %q", text)
 		}
+	}
+}
+
+// With the lock file off a tag cannot be pinned, so it is refused (a
+// digest is not): otherwise every reload could take a moved tag.
+func TestRegistryPluginTagNeedsTheLockFile(t *testing.T) {
+	reg := testutil.StartRegistry(t)
+	ref := "oci://" + reg.Addr + "/plugins/hello:1"
+	digest := pushPlugin(t, ref, "plugins/hello", nil)
+	cfg := `[server]
+plugin_store = "store"
+lock_file = "off"
+
+[[plugin]]
+name = "hello"
+path = "%s"
+insecure = true
+skip_signature = true
+`
+	cfgPath := filepath.Join(t.TempDir(), "mcphost.toml")
+	writeFile(t, cfgPath, fmt.Sprintf(cfg, ref))
+	if _, _, _, err := newHostAt(t, cfgPath); err == nil || !strings.Contains(err.Error(), `plugin "hello"`) || !strings.Contains(err.Error(), "lock file, which is off") {
+		t.Fatalf("a tag with the lock file off: %v", err)
+	}
+	writeFile(t, cfgPath, fmt.Sprintf(cfg, "oci://"+reg.Addr+"/plugins/hello@"+digest))
+	_, cs, _, err := newHostAt(t, cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, text := callText(t, cs, "echo", map[string]any{"text": "by digest"}); text != "by digest" {
+		t.Fatalf("echo = %q", text)
 	}
 }
