@@ -77,6 +77,7 @@ vet:
 
 test: plugins-check plugins vet
 	@scripts/ensure-haproxy.sh
+	@scripts/ensure-registry.sh
 	$(GO) test -race -count=1 -timeout 25m ./...
 	$(MAKE) conformance
 

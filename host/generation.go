@@ -35,6 +35,8 @@ type loadedPlugin struct {
 	// promptNames maps a prompt's name as clients see it to the plugin's
 	// own, where they differ (naming = "hyper-mcp").
 	promptNames map[string]string
+	// remote is what was read from the plugin store (nil: a local file).
+	remote *remoteModule
 
 	mu      sync.Mutex
 	refs    int

@@ -139,6 +139,12 @@ type PluginInfo struct {
 	Grants []string
 	// Limits sums up the plugin's limits.
 	Limits string
+	// Source is the registry reference or URL the plugin came from ("" for
+	// a local file), and Digest what it resolved to.
+	Source, Digest string
+	// Asked lists the grants the plugin's artifact asks for, and
+	// AskedNotGranted those of them its config does not give.
+	Asked, AskedNotGranted []string
 }
 
 // New loads every plugin of cfg (in parallel) and registers what each
@@ -256,7 +262,11 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 
 func (h *Host) logLoaded(c *catalog, lp *loadedPlugin) {
 	tools, resources, templates, prompts := c.contributions(lp)
-	h.logger.Info("plugin loaded", "plugin", lp.cfg.Name, "path", lp.cfg.Path, "abi", lp.plugin.Flavor(),
+	path := lp.cfg.Path
+	if lp.cfg.Source != "" {
+		path = lp.cfg.Source
+	}
+	h.logger.Info("plugin loaded", "plugin", lp.cfg.Name, "path", path, "abi", lp.plugin.Flavor(),
 		"tools", sorted(tools), "resources", sorted(resources), "templates", sorted(templates), "prompts", sorted(prompts))
 }
 
@@ -307,9 +317,9 @@ func (h *Host) loadPlugins(ctx context.Context, pcs []config.Plugin, keep map[st
 // loadPlugin reads, compiles and starts one plugin and asks what it
 // offers; it returns current instead when nothing about it changed.
 func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loadedPlugin) (*loadedPlugin, error) {
-	wasm, err := os.ReadFile(pc.Path)
+	wasm, remote, err := h.readModule(ctx, pc)
 	if err != nil {
-		return nil, fmt.Errorf("load plugin %q: %w", pc.Name, err)
+		return nil, err
 	}
 	hash := sha256Sum(wasm)
 	if pc.SHA256 != "" && pc.SHA256 != hex.EncodeToString(hash[:]) {
@@ -358,6 +368,7 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 		return nil, fmt.Errorf("load plugin %q from %s: %w", pc.Name, pc.Path, err)
 	}
 	lp := newLoadedPlugin(pc, hash, p)
+	lp.remote = remote
 	if err := lp.list(ctx, h.logger); err != nil {
 		_ = p.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("load plugin %q from %s: %w", pc.Name, pc.Path, err)
@@ -494,6 +505,7 @@ func (h *Host) Plugins() []PluginInfo {
 			Tools: sorted(tools), Resources: sorted(resources), Templates: sorted(templates), Prompts: sorted(prompts),
 			Grants: grants(lp.cfg), Limits: limits(lp.cfg),
 		})
+		remoteInfo(&infos[len(infos)-1], lp)
 	}
 	return infos
 }

@@ -23,6 +23,9 @@ import (
 type lockFile struct {
 	Version int                  `json:"version"`
 	Plugins map[string]lockEntry `json:"plugins"`
+	// Sources pins each plugin fetched by tag from a registry to the
+	// manifest digest it resolved to (remote.go).
+	Sources map[string]sourcePin `json:"sources,omitempty"`
 }
 
 // lockEntry is one plugin's accepted definitions by kind, each keyed by the
@@ -138,6 +141,13 @@ func (h *Host) vet(plugins []*loadedPlugin, path string) (held, []error) {
 	}
 	dirty := false
 	for _, lp := range plugins {
+		if lock != nil && lp.remote != nil && lp.remote.pin != nil && lock.Sources[lp.cfg.Name] != *lp.remote.pin {
+			if lock.Sources == nil {
+				lock.Sources = map[string]sourcePin{}
+			}
+			lock.Sources[lp.cfg.Name] = *lp.remote.pin
+			dirty = true
+		}
 		now := fingerprints(lp)
 		var accepted lockEntry
 		if lock != nil {

@@ -224,7 +224,9 @@ func (h *Host) watchedFiles() []string {
 		files = append(files, h.cfg.Server.LockFile)
 	}
 	for _, pc := range h.cfg.Plugins {
-		files = append(files, pc.Path)
+		if pc.Path != "" { // "" for a plugin from a registry or URL
+			files = append(files, pc.Path)
+		}
 	}
 	return files
 }

@@ -37,6 +37,10 @@ type inspection struct {
 	// Needs lists what the module's imports ask of the host, and which
 	// config key would grant it.
 	Needs []string `json:"needs"`
+	// Digest is the manifest digest of a plugin inspected from a registry,
+	// and Asks the grants its artifact asks for (never given for asking).
+	Digest string   `json:"digest,omitempty"`
+	Asks   []string `json:"asks,omitempty"`
 }
 
 // importNeeds maps imports to what they would need granted.
@@ -62,6 +66,10 @@ const pluginUsage = `Usage:
   mcphost plugin test [--args TOOL=JSON]... FILE.wasm    call everything a plugin offers, check the replies
   mcphost plugin new --lang go|c|rust|as|wat NAME [DIR]  scaffold a plugin that builds and loads as is
   mcphost plugin accept [--config FILE] [NAME...]        accept plugins' changed tool definitions (lock file)
+  mcphost plugin push [--asks-…] FILE.wasm oci://R/P:TAG  publish a plugin to a registry (with the grants it asks for)
+  mcphost plugin sign --key KEY.pem oci://R/P:TAG        sign a plugin in a registry (Sigstore bundle, key-based)
+  mcphost plugin pull [--config FILE] REF                fetch a plugin into the plugin store
+  mcphost plugin update [--config FILE] [NAME...]        resolve registry tags again and pin what they name now
 
 mcphost plugin SUBCOMMAND --help describes a subcommand's flags.
 `
@@ -69,7 +77,7 @@ mcphost plugin SUBCOMMAND --help describes a subcommand's flags.
 func runPlugin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, pluginUsage)
-		return &usageError{"plugin: expected a subcommand: inspect, test, new, accept"}
+		return &usageError{"plugin: expected a subcommand: inspect, test, new, accept, push, sign, pull, update"}
 	}
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
@@ -83,22 +91,37 @@ func runPlugin(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return runNew(args[1:], stdout, stderr)
 	case "accept":
 		return runAccept(ctx, args[1:], stdout, stderr)
+	case "push":
+		return runPush(ctx, args[1:], stdout, stderr)
+	case "pull":
+		return runPull(ctx, args[1:], stdout, stderr)
+	case "update":
+		return runUpdate(ctx, args[1:], stdout, stderr)
+	case "sign":
+		return runSign(ctx, args[1:], stdout, stderr)
 	default:
 		fmt.Fprint(stderr, pluginUsage)
-		return &usageError{fmt.Sprintf("plugin: unknown subcommand %q (expected inspect, test, new, accept)", args[0])}
+		return &usageError{fmt.Sprintf("plugin: unknown subcommand %q (expected inspect, test, new, accept, push, sign, pull, update)", args[0])}
 	}
 }
 
 func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("mcphost plugin inspect [--json] FILE.wasm")
+	fs := newFlagSet("mcphost plugin inspect [--json] [--insecure] FILE.wasm|oci://REGISTRY/REPO:TAG")
 	asJSON := fs.Bool("json", false, "print JSON")
+	insecure := fs.Bool("insecure", false, "plain HTTP, to a registry on loopback only")
 	if err := parseArgs(fs, args, stdout, stderr); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return &usageError{"usage: mcphost plugin inspect [--json] FILE.wasm"}
+		return &usageError{"usage: mcphost plugin inspect [--json] [--insecure] FILE.wasm|oci://REGISTRY/REPO:TAG"}
 	}
-	in, err := inspect(ctx, fs.Arg(0))
+	var in *inspection
+	var err error
+	if strings.HasPrefix(fs.Arg(0), "oci://") {
+		in, err = inspectRemote(ctx, fs.Arg(0), *insecure)
+	} else {
+		in, err = inspect(ctx, fs.Arg(0))
+	}
 	if err != nil {
 		return err
 	}
@@ -179,6 +202,9 @@ func inspect(ctx context.Context, path string) (*inspection, error) {
 
 func printInspection(w io.Writer, in *inspection) {
 	fmt.Fprintf(w, "%s\n  size     %d bytes\n  sha256   %s\n", in.File, in.Size, in.SHA256)
+	if in.Digest != "" {
+		fmt.Fprintf(w, "  digest   %s\n", in.Digest)
+	}
 	if in.Loads {
 		fmt.Fprintf(w, "  abi      %s, version %d\n", in.Flavor, in.ABIVersion)
 	} else {
@@ -200,6 +226,12 @@ func printInspection(w io.Writer, in *inspection) {
 	}
 	for _, n := range in.Needs {
 		fmt.Fprintf(w, "  needs    %s\n", n)
+	}
+	if in.Digest != "" && len(in.Asks) == 0 {
+		fmt.Fprintf(w, "  asks     nothing (the artifact declares no grants)\n")
+	}
+	for _, a := range in.Asks {
+		fmt.Fprintf(w, "  asks     %s (granted only if the config says so)\n", a)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -327,8 +328,18 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fmt.Fprintf(stdout, "%s: ok, %d plugin(s)\n", cfg.Path, len(plugins))
 	for _, p := range plugins {
 		fmt.Fprintf(stdout, "  %s (%s abi v%d, %s)\n", p.Name, p.Flavor, p.ABIVersion, p.Path)
+		if p.Source != "" {
+			fmt.Fprintf(stdout, "    source %s (%s)\n", p.Source, p.Digest)
+		}
 		for _, g := range p.Grants {
 			fmt.Fprintf(stdout, "    grants %s\n", g)
+		}
+		for _, a := range p.Asked {
+			given := "granted"
+			if slices.Contains(p.AskedNotGranted, a) {
+				given = "NOT granted"
+			}
+			fmt.Fprintf(stdout, "    asks   %s (%s)\n", a, given)
 		}
 		fmt.Fprintf(stdout, "    limits %s\n", p.Limits)
 		for _, kind := range []struct {

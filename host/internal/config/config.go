@@ -23,6 +23,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/mcphost/mcphost/host/internal/auth"
+	"github.com/mcphost/mcphost/host/internal/registry"
 )
 
 // Defaults applied to a plugin that does not set a value.
@@ -96,6 +97,18 @@ type Server struct {
 	// Auth, when Enabled, makes the HTTP transport an OAuth 2.1 resource
 	// server ([server.auth]).
 	Auth auth.Config
+	// PluginStore is the content-addressed store of plugins fetched from
+	// registries and URLs (plugin_store; "" means "store" in the cache
+	// directory, see registry.DefaultStoreDir).
+	PluginStore string
+	// TrustedKeys are the public keys (PEM files, cosign.pub) whose
+	// signatures count for plugins from registries (trusted_keys).
+	TrustedKeys []string
+	// TrustedRoot is a Sigstore trusted_root.json whose certificate
+	// authorities vouch for keyless signers; SignerSubject and SignerIssuer
+	// are the certificate identity that counts (trusted_root,
+	// signer_subject, signer_issuer).
+	TrustedRoot, SignerSubject, SignerIssuer string
 }
 
 // Metrics is the [server.metrics] table.
@@ -128,8 +141,24 @@ const (
 type Plugin struct {
 	// Name identifies the plugin in logs, errors and the CLI.
 	Name string
-	// Path is the plugin's .wasm file, absolute after Load.
+	// Path is the plugin's .wasm file, absolute after Load; "" when the
+	// plugin comes from Source.
 	Path string
+	// Source is the plugin's remote reference (oci://… or https://…) when
+	// path names one; the host loads it from the plugin store.
+	Source string
+	// Insecure lets Source be an oci:// registry on loopback spoken to over
+	// plain HTTP (tests, a local registry).
+	Insecure bool
+	// SkipSignature accepts a remote plugin without a verified signature;
+	// the host warns about it on every start.
+	SkipSignature bool
+	// TrustedKeys are the public keys whose signatures count for this
+	// plugin: its own trusted_keys, else [server] trusted_keys.
+	TrustedKeys []string
+	// TrustedRoot, SignerSubject and SignerIssuer are the keyless signer
+	// that counts for this plugin: its own, else [server]'s.
+	TrustedRoot, SignerSubject, SignerIssuer string
 	// Timeout is the deadline of every call into the plugin.
 	Timeout time.Duration
 	// MemoryMB caps the Wasm memory of each instance of the plugin.
@@ -217,7 +246,12 @@ type fileConfig struct {
 			File      string `toml:"file"`
 			Arguments bool   `toml:"arguments"`
 		} `toml:"audit"`
-		Auth auth.Config `toml:"auth"`
+		Auth        auth.Config `toml:"auth"`
+		PluginStore string      `toml:"plugin_store"`
+		TrustedKeys []string    `toml:"trusted_keys"`
+		TrustedRoot string      `toml:"trusted_root"`
+		SignerSubj  string      `toml:"signer_subject"`
+		SignerIss   string      `toml:"signer_issuer"`
 	} `toml:"server"`
 	Plugins []filePlugin `toml:"plugin"`
 }
@@ -245,17 +279,25 @@ type filePlugin struct {
 	Interrupts   string              `toml:"interrupt_checks"`
 	Scopes       []string            `toml:"scopes"`
 	ToolScopes   map[string][]string `toml:"tool_scopes"`
+	Insecure     bool                `toml:"insecure"`
+	SkipSig      bool                `toml:"skip_signature"`
+	TrustedKeys  []string            `toml:"trusted_keys"`
+	TrustedRoot  string              `toml:"trusted_root"`
+	SignerSubj   string              `toml:"signer_subject"`
+	SignerIss    string              `toml:"signer_issuer"`
 }
 
 var knownKeys = map[string][]string{
 	"server": {"name", "log_level", "cache_dir", "transport", "listen", "stateless", "page_size", "list_ttl",
-		"allowed_origins", "session_timeout", "watch", "lock_file", "drain_delay", "metrics", "audit", "auth"},
+		"allowed_origins", "session_timeout", "watch", "lock_file", "drain_delay", "metrics", "audit", "auth", "plugin_store", "trusted_keys",
+		"trusted_root", "signer_subject", "signer_issuer"},
 	"server.metrics": {"enabled", "listen"},
 	"server.audit":   {"file", "arguments"},
 	"server.auth":    auth.TOMLKeys(),
 	"plugin": {"name", "path", "timeout", "memory_mb", "max_instances", "max_output_kb", "max_items", "config", "prefix", "naming",
 		"sha256", "env", "allowed_paths", "allowed_hosts", "allow_private_network",
-		"max_calls_per_second", "breaker_failures", "breaker_cooldown", "on_change", "interrupt_checks", "scopes", "tool_scopes"},
+		"max_calls_per_second", "breaker_failures", "breaker_cooldown", "on_change", "interrupt_checks", "scopes", "tool_scopes",
+		"insecure", "skip_signature", "trusted_keys", "trusted_root", "signer_subject", "signer_issuer"},
 }
 
 // validName is what a plugin name may look like: it appears in logs, errors,
@@ -358,10 +400,55 @@ func Parse(path string, data []byte) (*Config, error) {
 	if cfg.Server.CacheDir != "" && cfg.Server.CacheDir != "off" && !filepath.IsAbs(cfg.Server.CacheDir) {
 		cfg.Server.CacheDir = filepath.Join(filepath.Dir(absPath), cfg.Server.CacheDir)
 	}
+	if s := fc.Server.PluginStore; s != "" {
+		if !filepath.IsAbs(s) {
+			s = filepath.Join(filepath.Dir(absPath), s)
+		}
+		cfg.Server.PluginStore = s
+	}
 
+	abs := func(f string) string {
+		if filepath.IsAbs(f) {
+			return f
+		}
+		return filepath.Join(filepath.Dir(absPath), f)
+	}
+	for _, k := range fc.Server.TrustedKeys {
+		cfg.Server.TrustedKeys = append(cfg.Server.TrustedKeys, abs(k))
+	}
+	if fc.Server.TrustedRoot != "" {
+		cfg.Server.TrustedRoot = abs(fc.Server.TrustedRoot)
+	}
+	cfg.Server.SignerSubject, cfg.Server.SignerIssuer = fc.Server.SignerSubj, fc.Server.SignerIss
+	if (cfg.Server.TrustedRoot != "" || cfg.Server.SignerSubject != "" || cfg.Server.SignerIssuer != "") &&
+		(cfg.Server.TrustedRoot == "" || cfg.Server.SignerSubject == "" || cfg.Server.SignerIssuer == "") {
+		problems = append(problems, fmt.Errorf("%s: [server] trusted_root, signer_subject and signer_issuer go together (a keyless signer); one is missing", idx.at(path, "server.trusted_root")))
+	}
 	seen := map[string]bool{}
 	for i, fp := range fc.Plugins {
 		p, errs := convertPlugin(path, idx, filepath.Dir(absPath), i, fp)
+		if p.Source != "" {
+			p.TrustedKeys = cfg.Server.TrustedKeys
+			if fp.TrustedKeys != nil {
+				p.TrustedKeys = nil
+				for _, k := range fp.TrustedKeys {
+					p.TrustedKeys = append(p.TrustedKeys, abs(k))
+				}
+			}
+			p.TrustedRoot, p.SignerSubject, p.SignerIssuer = cfg.Server.TrustedRoot, cfg.Server.SignerSubject, cfg.Server.SignerIssuer
+			if fp.TrustedRoot != "" || fp.SignerSubj != "" || fp.SignerIss != "" {
+				p.TrustedRoot, p.SignerSubject, p.SignerIssuer = "", fp.SignerSubj, fp.SignerIss
+				if fp.TrustedRoot != "" {
+					p.TrustedRoot = abs(fp.TrustedRoot)
+				}
+				if p.TrustedRoot == "" || p.SignerSubject == "" || p.SignerIssuer == "" {
+					problems = append(problems, fmt.Errorf("%s: plugin %q: trusted_root, signer_subject and signer_issuer go together (a keyless signer); one is missing", idx.at(path, fmt.Sprintf("plugin.%d.path", i)), p.Name))
+				}
+			}
+		}
+		if p.Source == "" && (fp.TrustedRoot != "" || fp.SignerSubj != "" || fp.SignerIss != "") {
+			problems = append(problems, fmt.Errorf("%s: plugin %q: trusted_root, signer_subject and signer_issuer: only a plugin from a registry is signed; path %q is a local file", idx.at(path, fmt.Sprintf("plugin.%d.path", i)), p.Name, fp.Path))
+		}
 		problems = append(problems, errs...)
 		if p.Name != "" && seen[p.Name] {
 			problems = append(problems, fmt.Errorf("%s: [[plugin]] #%d: name %q is used by an earlier plugin", idx.at(path, fmt.Sprintf("plugin.%d.name", i)), i+1, p.Name))
@@ -635,12 +722,24 @@ func convertPlugin(path string, idx lineIndex, baseDir string, index int, fp fil
 	case !validName.MatchString(fp.Name):
 		bad("name", "%q is not a valid name (letters, digits, '_', '-', '.'; at most 64; starting with a letter or digit)", fp.Name)
 	}
-	if fp.Path == "" {
-		bad("path", "missing (the plugin's .wasm file)")
-	} else {
+	switch {
+	case fp.Path == "":
+		bad("path", "missing (the plugin's .wasm file, an oci:// reference or an https:// URL)")
+	case registry.IsRemote(fp.Path):
+		problems = append(problems, remoteSource(fp, &p, bad)...)
+	default:
 		p.Path = fp.Path
 		if !filepath.IsAbs(p.Path) {
 			p.Path = filepath.Join(baseDir, p.Path)
+		}
+		if fp.Insecure {
+			bad("insecure", "only a plugin from an oci:// registry on loopback can be insecure; path %q is a local file", fp.Path)
+		}
+		if fp.SkipSig {
+			bad("skip_signature", "only a plugin from a registry or URL is signed; path %q is a local file", fp.Path)
+		}
+		if fp.TrustedKeys != nil {
+			bad("trusted_keys", "only a plugin from a registry is signed; path %q is a local file", fp.Path)
 		}
 	}
 	if fp.Timeout != "" {
@@ -726,4 +825,31 @@ func unjoin(err error) []error {
 		return j.Unwrap()
 	}
 	return []error{err}
+}
+
+// remoteSource checks a path that names a registry reference or a URL and
+// fills p's Source, Insecure and SkipSignature.
+func remoteSource(fp filePlugin, p *Plugin, bad func(key, format string, args ...any)) []error {
+	ref, err := registry.ParseRef(fp.Path)
+	if err != nil {
+		bad("path", "%v", err)
+		return nil
+	}
+	p.Source = ref.Raw
+	p.Insecure = fp.Insecure
+	p.SkipSignature = fp.SkipSig
+	switch ref.Scheme {
+	case registry.SchemeOCI:
+		if fp.Insecure && !ref.Loopback() {
+			bad("insecure", "plain HTTP is only allowed to a registry on loopback; %q is not", ref.Registry)
+		}
+	case registry.SchemeHTTPS:
+		if p.SHA256 == "" {
+			bad("sha256", "missing: a plugin fetched from %q needs its sha256 (what `mcphost plugin inspect FILE` prints)", ref.Raw)
+		}
+		if fp.Insecure {
+			bad("insecure", "only an oci:// registry on loopback can be insecure, not %q", ref.Raw)
+		}
+	}
+	return nil
 }

@@ -1,0 +1,272 @@
+package registry
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
+	"github.com/sigstore/sigstore-go/pkg/bundle"
+	"github.com/sigstore/sigstore-go/pkg/root"
+	"github.com/sigstore/sigstore-go/pkg/sign"
+	"github.com/sigstore/sigstore-go/pkg/verify"
+	"github.com/sigstore/sigstore/pkg/signature"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/errdef"
+)
+
+// MediaTypeBundle is a Sigstore bundle: the artifact type of a signature
+// attached to a plugin's manifest (OCI 1.1 referrers), and its layer's.
+const MediaTypeBundle = "application/vnd.dev.sigstore.bundle.v0.3+json"
+
+const maxBundle = 1 << 20
+
+// ErrUnsigned is returned by Verify when no signature is attached.
+var ErrUnsigned = errors.New("no signature (no Sigstore bundle refers to the manifest, and no cosign sha256-<digest>.sig tag)")
+
+// LoadPublicKey reads a PEM public key (cosign.pub: ECDSA P-256).
+func LoadPublicKey(path string) (crypto.PublicKey, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("trusted key: %w", err)
+	}
+	block, _ := pem.Decode(b)
+	if block == nil || block.Type != "PUBLIC KEY" {
+		return nil, fmt.Errorf("trusted key %s: not a PEM public key", path)
+	}
+	k, err := x509.ParsePKIXPublicKey(block.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("trusted key %s: %w", path, err)
+	}
+	if _, ok := k.(*ecdsa.PublicKey); !ok {
+		return nil, fmt.Errorf("trusted key %s: %T is not supported (ECDSA P-256 only, as cosign makes)", path, k)
+	}
+	return k, nil
+}
+
+// LoadPrivateKey reads an unencrypted PEM ECDSA P-256 private key (PKCS#8
+// or SEC 1), as `openssl genpkey -algorithm EC -pkeyopt
+// ec_paramgen_curve:P-256` writes.
+func LoadPrivateKey(path string) (*ecdsa.PrivateKey, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("signing key: %w", err)
+	}
+	block, _ := pem.Decode(b)
+	if block == nil {
+		return nil, fmt.Errorf("signing key %s: not PEM", path)
+	}
+	switch block.Type {
+	case "PRIVATE KEY":
+		k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("signing key %s: %w", path, err)
+		}
+		if ek, ok := k.(*ecdsa.PrivateKey); ok && ek.Curve == elliptic.P256() {
+			return ek, nil
+		}
+		return nil, fmt.Errorf("signing key %s: not an ECDSA P-256 key", path)
+	case "EC PRIVATE KEY":
+		k, err := x509.ParseECPrivateKey(block.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("signing key %s: %w", path, err)
+		}
+		return k, nil
+	}
+	return nil, fmt.Errorf("signing key %s: PEM %q is not supported (an unencrypted EC private key; cosign's encrypted keys are not read)", path, block.Type)
+}
+
+// keypair signs with a fixed ECDSA P-256 key (sign.Keypair).
+type keypair struct{ key *ecdsa.PrivateKey }
+
+func (k keypair) GetHashAlgorithm() protocommon.HashAlgorithm {
+	return protocommon.HashAlgorithm_SHA2_256
+}
+func (k keypair) GetSigningAlgorithm() protocommon.PublicKeyDetails {
+	return protocommon.PublicKeyDetails_PKIX_ECDSA_P256_SHA_256
+}
+func (k keypair) GetHint() []byte         { return keyHint(&k.key.PublicKey) }
+func (k keypair) GetKeyAlgorithm() string { return "ECDSA" }
+func (k keypair) GetPublicKey() crypto.PublicKey {
+	return &k.key.PublicKey
+}
+func (k keypair) GetPublicKeyPem() (string, error) {
+	der, err := x509.MarshalPKIXPublicKey(&k.key.PublicKey)
+	if err != nil {
+		return "", err
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})), nil
+}
+func (k keypair) SignData(_ context.Context, data []byte) ([]byte, []byte, error) {
+	sum := sha256.Sum256(data)
+	sig, err := k.key.Sign(rand.Reader, sum[:], crypto.SHA256)
+	return sig, sum[:], err
+}
+
+// keyHint is the bundle's hint for a key: base64 of the SHA-256 of its
+// PKIX form, as sigstore-go makes it.
+func keyHint(pub crypto.PublicKey) []byte {
+	der, _ := x509.MarshalPKIXPublicKey(pub)
+	sum := sha256.Sum256(der)
+	return []byte(base64.StdEncoding.EncodeToString(sum[:]))
+}
+
+// Sign signs the manifest that ref resolves to (its digest: a Sigstore
+// message signature over the manifest's bytes) with key, and attaches the
+// bundle to it as an OCI 1.1 referrer (oras-go falls back to the referrers
+// tag schema on a registry without the referrers API). It returns the
+// manifest's digest. With cert (DER), the bundle carries that certificate
+// for key instead of the bare key (keyless verification, VerifyKeyless).
+func (c *Client) Sign(ctx context.Context, ref Ref, key *ecdsa.PrivateKey, cert []byte, insecure bool) (string, error) {
+	repo, err := c.repository(ref, insecure)
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := c.bound(ctx)
+	defer cancel()
+	reference := ref.Tag
+	if ref.Digest != "" {
+		reference = ref.Digest
+	}
+	desc, mb, err := oras.FetchBytes(ctx, repo, reference, oras.FetchBytesOptions{MaxBytes: maxManifest})
+	if err != nil {
+		return "", fmt.Errorf("sign %s: %w", ref, err)
+	}
+	opts := sign.BundleOptions{Context: ctx}
+	if cert != nil {
+		opts.CertificateProvider = certificateProvider{der: cert}
+	}
+	pb, err := sign.Bundle(&sign.PlainData{Data: mb}, keypair{key}, opts)
+	if err != nil {
+		return "", fmt.Errorf("sign %s: %w", ref, err)
+	}
+	b, err := bundle.NewBundle(pb)
+	if err != nil {
+		return "", fmt.Errorf("sign %s: %w", ref, err)
+	}
+	bj, err := b.MarshalJSON()
+	if err != nil {
+		return "", fmt.Errorf("sign %s: %w", ref, err)
+	}
+	layer := content.NewDescriptorFromBytes(MediaTypeBundle, bj)
+	if err := repo.Push(ctx, layer, bytes.NewReader(bj)); err != nil && !errors.Is(err, errdef.ErrAlreadyExists) {
+		return "", fmt.Errorf("sign %s: bundle: %w", ref, err)
+	}
+	subject := ocispec.Descriptor{MediaType: desc.MediaType, Digest: desc.Digest, Size: desc.Size}
+	if _, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, MediaTypeBundle, oras.PackManifestOptions{
+		Subject: &subject,
+		Layers:  []ocispec.Descriptor{layer},
+	}); err != nil {
+		return "", fmt.Errorf("sign %s: referrer: %w", ref, err)
+	}
+	return desc.Digest.String(), nil
+}
+
+// fetchBundles fetches the Sigstore bundles attached to manifest desc.
+func fetchBundles(ctx context.Context, repo interface {
+	Referrers(context.Context, ocispec.Descriptor, string, func([]ocispec.Descriptor) error) error
+	content.Fetcher
+}, desc ocispec.Descriptor) ([][]byte, error) {
+	var refs []ocispec.Descriptor
+	if err := repo.Referrers(ctx, desc, MediaTypeBundle, func(r []ocispec.Descriptor) error {
+		refs = append(refs, r...)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("signatures: %w", err)
+	}
+	var out [][]byte
+	for _, r := range refs {
+		if len(out) >= 16 {
+			break
+		}
+		if r.Size > maxManifest {
+			continue
+		}
+		mb, err := content.FetchAll(ctx, repo, r)
+		if err != nil {
+			return nil, fmt.Errorf("signature %s: %w", r.Digest, err)
+		}
+		var m ocispec.Manifest
+		if err := json.Unmarshal(mb, &m); err != nil {
+			continue
+		}
+		for _, l := range m.Layers {
+			if l.MediaType != MediaTypeBundle || l.Size > maxBundle {
+				continue
+			}
+			bb, err := content.FetchAll(ctx, repo, l)
+			if err != nil {
+				return nil, fmt.Errorf("signature %s: %w", l.Digest, err)
+			}
+			out = append(out, bb)
+		}
+	}
+	return out, nil
+}
+
+// Verify checks that one of bundles is a valid signature of the manifest
+// digest by one of keys. It returns ErrUnsigned when there are none, and
+// otherwise says why none counts.
+func Verify(digest string, bundles [][]byte, keys []crypto.PublicKey) error {
+	if len(bundles) == 0 {
+		return ErrUnsigned
+	}
+	if len(keys) == 0 {
+		return errors.New("no trusted keys to verify its signature with (trusted_keys)")
+	}
+	raw, err := hex.DecodeString(strings.TrimPrefix(digest, "sha256:"))
+	if err != nil {
+		return fmt.Errorf("digest %q: %w", digest, err)
+	}
+	var problems []string
+	for _, bj := range bundles {
+		var cs classicSignature
+		if json.Unmarshal(bj, &cs) == nil && cs.CosignPayload != nil {
+			err := verifyClassic(cs, digest, keys)
+			if err == nil {
+				return nil
+			}
+			problems = append(problems, err.Error())
+			continue
+		}
+		var b bundle.Bundle
+		if err := b.UnmarshalJSON(bj); err != nil {
+			problems = append(problems, "a signature that is not a valid Sigstore bundle: "+err.Error())
+			continue
+		}
+		for _, k := range keys {
+			v, err := signature.LoadVerifier(k, crypto.SHA256)
+			if err != nil {
+				return err
+			}
+			material := root.NewTrustedPublicKeyMaterial(func(string) (root.TimeConstrainedVerifier, error) {
+				return root.NewExpiringKey(v, time.Time{}, time.Time{}), nil
+			})
+			verifier, err := verify.NewVerifier(material, verify.WithNoObserverTimestamps())
+			if err != nil {
+				return err
+			}
+			if _, err := verifier.Verify(&b, verify.NewPolicy(verify.WithArtifactDigest("sha256", raw), verify.WithKey())); err == nil {
+				return nil
+			}
+		}
+		problems = append(problems, "a signature by no trusted key (or not of this manifest)")
+	}
+	return fmt.Errorf("no valid signature by a trusted key: %s", strings.Join(problems, "; "))
+}

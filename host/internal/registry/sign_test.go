@@ -1,0 +1,75 @@
+package registry
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mcphost/mcphost/internal/testutil"
+)
+
+func newKey(t *testing.T) *ecdsa.PrivateKey {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// A plugin signed with a key verifies against that key only; an unsigned
+// one is ErrUnsigned; the signature is kept in the store with the plugin.
+func TestSignVerify(t *testing.T) {
+	reg := testutil.StartRegistry(t)
+	ctx := context.Background()
+	c := testClient(t)
+	signedRef := mustRef(t, "oci://"+reg.Addr+"/plugins/signed:1")
+	unsignedRef := mustRef(t, "oci://"+reg.Addr+"/plugins/unsigned:1")
+	wasm := testutil.WAT(t, "(module)")
+	signed, err := c.Push(ctx, signedRef, wasm, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsigned, err := c.Push(ctx, unsignedRef, testutil.WAT(t, "(module (memory 1))"), nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trusted, other := newKey(t), newKey(t)
+	if d, err := c.Sign(ctx, signedRef, trusted, nil, true); err != nil || d != signed {
+		t.Fatalf("sign = %s, %v", d, err)
+	}
+	m, err := c.Pull(ctx, signedRef, signed, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Signatures) != 1 {
+		t.Fatalf("%d signatures pulled, want 1", len(m.Signatures))
+	}
+	if err := Verify(signed, m.Signatures, []crypto.PublicKey{&other.PublicKey, &trusted.PublicKey}); err != nil {
+		t.Fatalf("signed by a trusted key: %v", err)
+	}
+	err = Verify(signed, m.Signatures, []crypto.PublicKey{&other.PublicKey})
+	if err == nil || !strings.Contains(err.Error(), "no trusted key") {
+		t.Fatalf("signed by another key: %v", err)
+	}
+	// The same signature does not vouch for another manifest.
+	if err := Verify(unsigned, m.Signatures, []crypto.PublicKey{&trusted.PublicKey}); err == nil {
+		t.Fatal("a signature of one manifest verified another")
+	}
+	u, err := c.Pull(ctx, unsignedRef, unsigned, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify(unsigned, u.Signatures, []crypto.PublicKey{&trusted.PublicKey}); !errors.Is(err, ErrUnsigned) {
+		t.Fatalf("unsigned: %v, want ErrUnsigned", err)
+	}
+	reg.Stop()
+	again, err := c.Open(signed)
+	if err != nil || Verify(signed, again.Signatures, []crypto.PublicKey{&trusted.PublicKey}) != nil {
+		t.Fatalf("the signature was not kept in the store: %v", err)
+	}
+}
