@@ -327,6 +327,8 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 		Timeout:        pc.Timeout,
 		MemoryMB:       pc.MemoryMB,
 		MaxInstances:   pc.MaxInstances,
+		IdleTimeout:    pc.IdleTimeout,
+		MinInstances:   pc.MinInstances,
 		MaxOutputBytes: pc.MaxOutputKB << 10,
 		Config:         pc.Config,
 		CacheDir:       h.cacheDir,
@@ -355,6 +357,9 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 		_ = p.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("load plugin %q from %s: %w", pc.Name, pc.Path, err)
 	}
+	// Its lists are read: until its first call the plugin holds no
+	// instance and no compiled module (lazy.go in package plugin).
+	p.Idle()
 	return lp, nil
 }
 
