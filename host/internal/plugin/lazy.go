@@ -170,7 +170,7 @@ func (p *Plugin) releasable() bool {
 
 // armIdle starts the idle timer. The caller holds actMu.
 func (p *Plugin) armIdle() {
-	if !p.releasable() || p.act == nil || p.closed {
+	if !p.releasable() || !p.settled || p.act == nil || p.closed {
 		return
 	}
 	if p.idleTimer == nil {
@@ -197,11 +197,13 @@ func (p *Plugin) idleExpired() {
 
 // Idle releases the plugin's instances and compiled module now if no call
 // is running (the host calls it once the plugin's lists are read, so that
-// an unused plugin costs nothing until its first call). With
+// an unused plugin costs nothing until its first call). The idle timeout
+// applies from then on: not between the calls of the load. With
 // min_instances, or for a plugin that is never released, it keeps them.
 func (p *Plugin) Idle() {
 	p.actMu.Lock()
 	defer p.actMu.Unlock()
+	p.settled = true
 	if p.closed || p.act == nil || p.calls > 0 || p.flavor != FlavorMCPHost {
 		return
 	}

@@ -131,13 +131,14 @@ func TestIdleTimeoutReleasesAndNextCallReactivates(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close(context.Background()) })
+	p.Idle() // the load is done: the idle timeout applies from now
 	for round := range 3 {
 		if _, err := p.Call(t.Context(), abi.ExportCallTool, []byte(echoCall)); err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}
 		// Wait (hang guard only) for the idle timeout to release it.
 		deadline := time.Now().Add(time.Minute)
-		for p.Lifecycle().Releases < int64(round+1) {
+		for p.Lifecycle().Releases < int64(round+2) { // Idle's, then one a round
 			if time.Now().After(deadline) {
 				t.Fatalf("round %d: not released after its idle timeout: %+v", round, p.Lifecycle())
 			}

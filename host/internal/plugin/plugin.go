@@ -135,6 +135,7 @@ type Plugin struct {
 	lastUsed    time.Time
 	idleTimer   *time.Timer
 	closed      bool
+	settled     bool // Idle was called: the idle timeout applies
 	activations atomic.Int64
 	releases    atomic.Int64
 	instances   atomic.Int64 // instances made
