@@ -41,11 +41,21 @@ func main() {
 		log.Fatalf("no plugins match %q", *pattern)
 	}
 	slices.Sort(files)
+	for i, f := range files {
+		if files[i], err = filepath.Abs(f); err != nil {
+			log.Fatal(err)
+		}
+	}
 	dir, err := os.MkdirTemp("", "manyplugins-")
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
+	if *cache != "" {
+		if *cache, err = filepath.Abs(*cache); err != nil {
+			log.Fatal(err)
+		}
+	}
 	if *cache == "" {
 		*cache = filepath.Join(dir, "cache")
 	}
