@@ -225,6 +225,9 @@ func (p *Plugin) releaseLocked() {
 		if err := a.close(context.Background()); err != nil {
 			p.logger.Warn("releasing an idle plugin", "error", err)
 		}
+		if p.onRelease != nil {
+			p.onRelease()
+		}
 	})
 }
 

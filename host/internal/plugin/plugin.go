@@ -90,6 +90,9 @@ type Options struct {
 	// MinInstances, when above 0, keeps the compiled module and that many
 	// idle instances through an idle timeout, for latency-critical plugins.
 	MinInstances int
+	// OnRelease, when set, is called after the plugin's instances and
+	// compiled module have been released. It must not block.
+	OnRelease func()
 
 	// WazeroChecks lets a module that the interrupt rewrite cannot handle
 	// run under wazero's own checks, which see only loop heads: a call
@@ -136,6 +139,7 @@ type Plugin struct {
 	idleTimer   *time.Timer
 	closed      bool
 	settled     bool // Idle was called: the idle timeout applies
+	onRelease   func()
 	activations atomic.Int64
 	releases    atomic.Int64
 	instances   atomic.Int64 // instances made
@@ -269,6 +273,7 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 		maxInstances:   maxInstances,
 		idleTimeout:    opts.IdleTimeout,
 		minInstances:   opts.MinInstances,
+		onRelease:      opts.OnRelease,
 		source: compileSource{
 			manifest: extism.Manifest{
 				Wasm:   []extism.Wasm{extism.WasmData{Data: wasm}},
