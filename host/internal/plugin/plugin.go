@@ -275,10 +275,7 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 		minInstances:   opts.MinInstances,
 		onRelease:      opts.OnRelease,
 		source: compileSource{
-			manifest: extism.Manifest{
-				Wasm:   []extism.Wasm{extism.WasmData{Data: wasm}},
-				Config: opts.Config,
-			},
+			config:     opts.Config,
 			runtime:    rc,
 			hostFuncs:  hostFuncs,
 			cacheDir:   opts.CacheDir,
@@ -292,7 +289,13 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 	}
 	// The load compiles at once, so that a module wazero refuses is
 	// refused here, with the load's context.
-	a, err := p.compileActivation(ctx)
+	a, err := p.compileActivation(ctx, wasm)
+	if err == nil {
+		p.source.wasm, err = compress(wasm)
+		if err != nil {
+			_ = a.close(context.WithoutCancel(ctx))
+		}
+	}
 	if err != nil {
 		p.stop()
 		closeMounts(mounts)
