@@ -168,7 +168,6 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 	// Loading left the compilations of every plugin as garbage (each was
 	// released once its lists were read): hand it back before serving.
 	debug.FreeOSMemory()
-	h.drainReleased()
 	var failed []error
 	for i, err := range errs {
 		if err == nil {
@@ -253,14 +252,6 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 	h.stop = stop
 	go h.background(loopCtx)
 	return h, nil
-}
-
-// drainReleased forgets the releases signalled so far.
-func (h *Host) drainReleased() {
-	select {
-	case <-h.released:
-	default:
-	}
 }
 
 // releasedMemory tells the background loop that plugins released memory;

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync"
 	"time"
 
 	extism "github.com/extism/go-sdk"
@@ -24,7 +25,9 @@ import (
 // compileSource is what a plugin is compiled from, kept for activations
 // after the first.
 type compileSource struct {
-	wasm       []byte // the module as compiled (after the rewrite), compressed
+	mu         sync.Mutex
+	wasm       []byte // the module as compiled (after the rewrite)
+	deflated   bool   // wasm is deflated
 	config     map[string]string
 	runtime    wazero.RuntimeConfig
 	hostFuncs  []extism.HostFunction
@@ -70,17 +73,39 @@ func compress(wasm []byte) ([]byte, error) {
 // activationSource returns the module to compile for an activation after
 // the load's.
 func (p *Plugin) activationSource() ([]byte, error) {
-	wasm, err := io.ReadAll(flate.NewReader(bytes.NewReader(p.source.wasm)))
+	p.source.mu.Lock()
+	wasm, deflated := p.source.wasm, p.source.deflated
+	p.source.mu.Unlock()
+	if !deflated {
+		return wasm, nil
+	}
+	wasm, err := io.ReadAll(flate.NewReader(bytes.NewReader(wasm)))
 	if err != nil {
 		return nil, fmt.Errorf("read the kept module: %w", err)
 	}
 	return wasm, nil
 }
 
+// deflateSource deflates the kept module, once: on the plugin's first
+// release, off the load's path.
+func (p *Plugin) deflateSource() {
+	p.source.mu.Lock()
+	defer p.source.mu.Unlock()
+	if p.source.deflated {
+		return
+	}
+	z, err := compress(p.source.wasm)
+	if err != nil {
+		p.logger.Warn("cannot deflate the idle plugin's module; keeping it whole", "error", err)
+		return
+	}
+	p.source.wasm, p.source.deflated = z, true
+}
+
 // compileActivation compiles wasm (the module after the rewrite) and makes
 // an empty pool for it.
 func (p *Plugin) compileActivation(ctx context.Context, wasm []byte) (*activation, error) {
-	src := p.source
+	src := &p.source // its fields but wasm never change after Load
 	cache, err := openCache(src.cacheDir, string(src.interrupts))
 	if err != nil {
 		p.logger.Warn("compilation cache unusable; compiling in memory", "dir", src.cacheDir, "error", err)
@@ -263,6 +288,7 @@ func (p *Plugin) releaseLocked() {
 		if err := a.close(context.Background()); err != nil {
 			p.logger.Warn("releasing an idle plugin", "error", err)
 		}
+		p.deflateSource()
 		if p.onRelease != nil {
 			p.onRelease()
 		}

@@ -290,12 +290,7 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 	// The load compiles at once, so that a module wazero refuses is
 	// refused here, with the load's context.
 	a, err := p.compileActivation(ctx, wasm)
-	if err == nil {
-		p.source.wasm, err = compress(wasm)
-		if err != nil {
-			_ = a.close(context.WithoutCancel(ctx))
-		}
-	}
+	p.source.wasm = wasm // deflated on its first release
 	if err != nil {
 		p.stop()
 		closeMounts(mounts)
