@@ -20,6 +20,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -118,8 +119,11 @@ type Host struct {
 
 	// relist receives the list changes plugins announce.
 	relist chan announcement
-	stop   context.CancelFunc
-	done   chan struct{} // closed when the background loop has ended
+	// released is signalled when plugins released memory (lazy.go in
+	// package plugin); the background loop hands it back to the OS.
+	released chan struct{}
+	stop     context.CancelFunc
+	done     chan struct{} // closed when the background loop has ended
 }
 
 // PluginInfo describes a loaded plugin and what clients see of it.
@@ -162,7 +166,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 	// logger can be attached, and that would go to the process's stderr.
 	extism.SetLogLevel(extism.LogLevelDebug)
 
-	h := &Host{cfg: cfg, settings: cfg.Server, logger: logger, relist: make(chan announcement, 16), done: make(chan struct{})}
+	h := &Host{cfg: cfg, settings: cfg.Server, logger: logger, relist: make(chan announcement, 16), released: make(chan struct{}, 1), done: make(chan struct{})}
 	h.readOnly = opts.ReadOnly
 	if opts.Network != nil {
 		h.network = &egress.Network{Resolve: opts.Network.Resolve, Dial: opts.Network.Dial, RootCAs: opts.Network.RootCAs}
@@ -183,6 +187,9 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 	}
 
 	loaded, errs := h.loadPlugins(ctx, cfg.Plugins, nil)
+	// Loading left the compilations of every plugin as garbage (each was
+	// released once its lists were read): hand it back before serving.
+	debug.FreeOSMemory()
 	var failed []error
 	for i, err := range errs {
 		if err == nil {
@@ -258,6 +265,15 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 	h.stop = stop
 	go h.background(loopCtx)
 	return h, nil
+}
+
+// releasedMemory tells the background loop that plugins released memory;
+// many releases at once are handed back in one go.
+func (h *Host) releasedMemory() {
+	select {
+	case h.released <- struct{}{}:
+	default:
+	}
 }
 
 func (h *Host) logLoaded(c *catalog, lp *loadedPlugin) {
@@ -344,6 +360,9 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 		Timeout:        pc.Timeout,
 		MemoryMB:       pc.MemoryMB,
 		MaxInstances:   pc.MaxInstances,
+		IdleTimeout:    pc.IdleTimeout,
+		MinInstances:   pc.MinInstances,
+		OnRelease:      h.releasedMemory,
 		MaxOutputBytes: pc.MaxOutputKB << 10,
 		Config:         pc.Config,
 		CacheDir:       h.cacheDir,
@@ -373,6 +392,9 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 		_ = p.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("load plugin %q from %s: %w", pc.Name, pc.Path, err)
 	}
+	// Its lists are read: until its first call the plugin holds no
+	// instance and no compiled module (lazy.go in package plugin).
+	p.Idle()
 	return lp, nil
 }
 

@@ -65,6 +65,14 @@ var (
 		"Plugin instances by state: in_use (running a call), idle (warm, waiting for one).", []string{"plugin", "state"}, nil)
 	instancesMaxDesc = prometheus.NewDesc("mcphost_plugin_instances_max",
 		"The most instances a plugin may have at once (max_instances).", []string{"plugin"}, nil)
+	activeDesc = prometheus.NewDesc("mcphost_plugin_active",
+		"1 while a plugin holds a compiled module (from its first call until its idle_timeout), 0 while idle.", []string{"plugin"}, nil)
+	activationsDesc = prometheus.NewDesc("mcphost_plugin_activations_total",
+		"Times a plugin was compiled and made ready for calls (its load counts as one).", []string{"plugin"}, nil)
+	releasesDesc = prometheus.NewDesc("mcphost_plugin_releases_total",
+		"Times a plugin's instances and compiled module were released (at start once its lists are read, then after idle_timeout).", []string{"plugin"}, nil)
+	instancesMadeDesc = prometheus.NewDesc("mcphost_plugin_instances_created_total",
+		"Instances a plugin has made.", []string{"plugin"}, nil)
 	pluginsDesc = prometheus.NewDesc("mcphost_plugins_loaded",
 		"Plugins serving now.", nil, nil)
 )
@@ -74,6 +82,10 @@ func (c *hostCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- sessionsDesc
 	ch <- instancesDesc
 	ch <- instancesMaxDesc
+	ch <- activeDesc
+	ch <- activationsDesc
+	ch <- releasesDesc
+	ch <- instancesMadeDesc
 	ch <- pluginsDesc
 }
 
@@ -91,6 +103,15 @@ func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(instancesDesc, prometheus.GaugeValue, float64(inUse), lp.cfg.Name, "in_use")
 		ch <- prometheus.MustNewConstMetric(instancesDesc, prometheus.GaugeValue, float64(idle), lp.cfg.Name, "idle")
 		ch <- prometheus.MustNewConstMetric(instancesMaxDesc, prometheus.GaugeValue, float64(capacity), lp.cfg.Name)
+		life := lp.plugin.Lifecycle()
+		active := 0.0
+		if life.Active {
+			active = 1
+		}
+		ch <- prometheus.MustNewConstMetric(activeDesc, prometheus.GaugeValue, active, lp.cfg.Name)
+		ch <- prometheus.MustNewConstMetric(activationsDesc, prometheus.CounterValue, float64(life.Activations), lp.cfg.Name)
+		ch <- prometheus.MustNewConstMetric(releasesDesc, prometheus.CounterValue, float64(life.Releases), lp.cfg.Name)
+		ch <- prometheus.MustNewConstMetric(instancesMadeDesc, prometheus.CounterValue, float64(life.Instances), lp.cfg.Name)
 	}
 }
 

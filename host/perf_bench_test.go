@@ -261,7 +261,8 @@ func BenchmarkToolsList(b *testing.B) {
 }
 
 // BenchmarkIdlePluginMemory loads 20 idle plugins (bench/plugins/tentools,
-// a 3.3 MB Go module; one warm instance each, as after start) into a host
+// a 3.3 MB Go module; since issue 17 released once their lists are read,
+// with no instance and no compiled module, as after start) into a host
 // and reports what one more plugin costs: resident memory (RSS, from
 // /proc/self/statm), the Go heap in use (which counts each instance's Wasm
 // memory at its reserved capacity, memory_mb, touched or not) and the

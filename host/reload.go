@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -195,6 +196,11 @@ func (h *Host) background(ctx context.Context) {
 			}
 		case err := <-watchErrs:
 			h.logger.Warn("file watcher", "error", err)
+		case <-h.released:
+			// What released plugins held is garbage on the Go heap; an idle
+			// host allocates too little for a collection to find it, and
+			// would keep it in its RSS (RATIONALE.md, BENCHMARKS.md).
+			debug.FreeOSMemory()
 		case a := <-h.relist:
 			if announced[a.plugin] == nil {
 				announced[a.plugin] = map[string]bool{}

@@ -135,6 +135,9 @@ const (
 	DefaultListen         = "127.0.0.1:8808"
 	DefaultPageSize       = 100
 	DefaultSessionTimeout = 30 * time.Minute
+	// DefaultIdleTimeout is how long a plugin may go without a call before
+	// its instances and compiled module are released.
+	DefaultIdleTimeout = 5 * time.Minute
 )
 
 // Plugin is one [[plugin]] table.
@@ -165,6 +168,12 @@ type Plugin struct {
 	MemoryMB int
 	// MaxInstances caps how many instances run calls at the same time.
 	MaxInstances int
+	// IdleTimeout releases the plugin's instances and compiled module when
+	// it has had no call for this long; 0 never does.
+	IdleTimeout time.Duration
+	// MinInstances, when above 0, keeps the compiled module and that many
+	// idle instances through the idle timeout.
+	MinInstances int
 	// MaxOutputKB caps the size of any one output of the plugin.
 	MaxOutputKB int
 	// MaxItems caps how many tools, prompts, resources and resource
@@ -263,6 +272,8 @@ type filePlugin struct {
 	MemoryMB     *int                `toml:"memory_mb"`
 	MaxInstances *int                `toml:"max_instances"`
 	MaxOutputKB  *int                `toml:"max_output_kb"`
+	IdleTimeout  string              `toml:"idle_timeout"`
+	MinInstances *int                `toml:"min_instances"`
 	MaxItems     *int                `toml:"max_items"`
 	Config       map[string]string   `toml:"config"`
 	Prefix       string              `toml:"prefix"`
@@ -294,7 +305,7 @@ var knownKeys = map[string][]string{
 	"server.metrics": {"enabled", "listen"},
 	"server.audit":   {"file", "arguments"},
 	"server.auth":    auth.TOMLKeys(),
-	"plugin": {"name", "path", "timeout", "memory_mb", "max_instances", "max_output_kb", "max_items", "config", "prefix", "naming",
+	"plugin": {"name", "path", "timeout", "memory_mb", "max_instances", "idle_timeout", "min_instances", "max_output_kb", "max_items", "config", "prefix", "naming",
 		"sha256", "env", "allowed_paths", "allowed_hosts", "allow_private_network",
 		"max_calls_per_second", "breaker_failures", "breaker_cooldown", "on_change", "interrupt_checks", "scopes", "tool_scopes",
 		"insecure", "skip_signature", "trusted_keys", "trusted_root", "signer_subject", "signer_issuer"},
@@ -582,6 +593,7 @@ func convertPlugin(path string, idx lineIndex, baseDir string, index int, fp fil
 		Timeout:      DefaultTimeout,
 		MemoryMB:     DefaultMemoryMB,
 		MaxInstances: 0,
+		IdleTimeout:  DefaultIdleTimeout,
 		MaxOutputKB:  DefaultMaxOutputKB,
 		MaxItems:     DefaultMaxItems,
 		Prefix:       fp.Prefix,
@@ -765,6 +777,27 @@ func convertPlugin(path string, idx lineIndex, baseDir string, index int, fp fil
 			bad("max_instances", "%d is out of range (expected 1 to 1024)", *fp.MaxInstances)
 		} else {
 			p.MaxInstances = *fp.MaxInstances
+		}
+	}
+	if fp.IdleTimeout != "" {
+		d, err := time.ParseDuration(fp.IdleTimeout)
+		switch {
+		case err != nil:
+			bad("idle_timeout", "%q is not a duration (expected e.g. \"5m\", \"30s\"; \"0\" never releases the plugin)", fp.IdleTimeout)
+		case d < 0:
+			bad("idle_timeout", "%q must not be negative (\"0\" never releases the plugin)", fp.IdleTimeout)
+		default:
+			p.IdleTimeout = d
+		}
+	}
+	if fp.MinInstances != nil {
+		switch {
+		case *fp.MinInstances < 0 || *fp.MinInstances > 1024:
+			bad("min_instances", "%d is out of range (expected 0 to 1024)", *fp.MinInstances)
+		case fp.MaxInstances != nil && *fp.MinInstances > *fp.MaxInstances:
+			bad("min_instances", "%d is more than max_instances (%d)", *fp.MinInstances, *fp.MaxInstances)
+		default:
+			p.MinInstances = *fp.MinInstances
 		}
 	}
 	if fp.MaxOutputKB != nil {

@@ -205,6 +205,8 @@ func TestParseErrorsGiveTheLine(t *testing.T) {
 		{"auth duration text", "[server.auth]\nissuer = \"https://i.example.com\"\nclock_skew = \"soon\"\n",
 			`x.toml:3: [server.auth] clock_skew: "soon" is not a duration`},
 		{"range", two + "max_instances = 0\n", `x.toml:9: plugin "b": max_instances: 0 is out of range`},
+		{"idle timeout", two + "idle_timeout = \"-1s\"\n", `x.toml:9: plugin "b": idle_timeout: "-1s" must not be negative`},
+		{"min over max", two + "max_instances = 2\nmin_instances = 3\n", `x.toml:10: plugin "b": min_instances: 3 is more than max_instances (2)`},
 		{"log level", "\n[server]\nlog_level = \"loud\"\n", `x.toml:3: [server] log_level: "loud"`},
 		{"duplicate name", "[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\n[[plugin]]\nname = \"a\"\npath = \"b.wasm\"\n",
 			`x.toml:5: [[plugin]] #2: name "a" is used by an earlier plugin`},
@@ -215,5 +217,15 @@ func TestParseErrorsGiveTheLine(t *testing.T) {
 				t.Errorf("error %v\nwant it to contain %s", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestIdleTimeoutDefaultsAndZero(t *testing.T) {
+	cfg, err := Parse("x.toml", []byte("[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\n[[plugin]]\nname = \"b\"\npath = \"b.wasm\"\nidle_timeout = \"0\"\nmin_instances = 1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := cfg.Plugins[0], cfg.Plugins[1]; a.IdleTimeout != DefaultIdleTimeout || a.MinInstances != 0 || b.IdleTimeout != 0 || b.MinInstances != 1 {
+		t.Errorf("idle_timeout/min_instances: a %v/%d, b %v/%d; want the default/0 and 0/1", a.IdleTimeout, a.MinInstances, b.IdleTimeout, b.MinInstances)
 	}
 }

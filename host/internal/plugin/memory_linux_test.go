@@ -102,13 +102,13 @@ func TestDiscardedInstanceIsUnmappedAtOnce(t *testing.T) {
 			t.Cleanup(func() { p.Close(t.Context()) })
 			for _, tool := range []string{"trap", "exit", "panic", "spin", "error_flood", "log_flood"} {
 				// The only instance, lent and handed back: the next call runs on it.
-				inst, err := p.pool.get(t.Context())
+				inst, err := p.act.pool.get(t.Context())
 				if err != nil {
 					t.Fatal(err)
 				}
 				reserved, committed := inst.mem.reserved()
 				regions := inst.mem.regions
-				p.pool.put(inst, true)
+				p.act.pool.put(inst, true)
 				if len(regions) != 2 || reserved != 2*memoryMB<<20 {
 					t.Fatalf("%d memories reserving %d bytes, want Extism's kernel's and the plugin's at the %d MiB cap", len(regions), reserved, memoryMB)
 				}
@@ -153,12 +153,12 @@ func TestClosingThePluginDuringACallKeepsItsMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inst, err := p.pool.get(t.Context())
+	inst, err := p.act.pool.get(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	regions := inst.mem.regions
-	p.pool.put(inst, true)
+	p.act.pool.put(inst, true)
 
 	done := make(chan error, 1)
 	go func() {

@@ -83,6 +83,17 @@ type Options struct {
 	BreakerFailures int
 	BreakerCooldown time.Duration
 
+	// IdleTimeout is how long the plugin may go without a call before its
+	// instances and compiled module are released; 0 keeps them. A
+	// hyper-mcp plugin keeps state in its instance, and is never released.
+	IdleTimeout time.Duration
+	// MinInstances, when above 0, keeps the compiled module and that many
+	// idle instances through an idle timeout, for latency-critical plugins.
+	MinInstances int
+	// OnRelease, when set, is called after the plugin's instances and
+	// compiled module have been released. It must not block.
+	OnRelease func()
+
 	// WazeroChecks lets a module that the interrupt rewrite cannot handle
 	// run under wazero's own checks, which see only loop heads: a call
 	// tree without loops then outruns its deadline (config:
@@ -102,9 +113,6 @@ type Plugin struct {
 	abiVersion     int
 	flavor         Flavor
 	exports        map[string]bool
-	compiled       *extism.CompiledPlugin
-	cache          wazero.CompilationCache
-	pool           *pool
 	logger         hclog.Logger
 	env            map[string]string
 	mounts         []mount       // granted host directories, by guest path
@@ -112,6 +120,32 @@ type Plugin struct {
 	breaker        *breaker
 	outputLines    *outputBudget // WASI output lines for the log
 	logLines       *outputBudget // Extism log calls for the log
+
+	// Activation (lazy.go): the compiled module and its instances exist
+	// only while the plugin is in use.
+	maxInstances int
+	idleTimeout  time.Duration
+	minInstances int
+	source       compileSource
+	lifetime     context.Context // ends when the plugin closes
+	stop         context.CancelFunc
+	activity     sync.WaitGroup // activations and deactivations under way
+
+	actMu       sync.Mutex
+	act         *activation // nil while inactive
+	activating  *pendingActivation
+	calls       int // calls holding act
+	lastUsed    time.Time
+	idleTimer   *time.Timer
+	closed      bool
+	settled     bool // Idle was called: the idle timeout applies
+	onRelease   func()
+	activations atomic.Int64
+	releases    atomic.Int64
+	instances   atomic.Int64 // instances made
+	// beforeActivate, when set (by tests, before any call), runs at the
+	// start of each activation after the load's.
+	beforeActivate func()
 }
 
 // mount is a granted host directory, opened as an os.Root.
@@ -219,32 +253,12 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 		WithCloseOnContextDone(interrupts == interruptsWazero).
 		WithMemoryLimitPages(uint32(opts.MemoryMB) * 16). // 64 KiB pages
 		WithMemoryCapacityFromMax(true)
-	cache, err := openCache(opts.CacheDir, string(interrupts))
-	if err != nil {
-		opts.Logger.Warn("compilation cache unusable; compiling in memory", "dir", opts.CacheDir, "error", err)
-		cache = wazero.NewCompilationCache()
-	}
-	rc = rc.WithCompilationCache(cache)
-	manifest := extism.Manifest{
-		Wasm:   []extism.Wasm{extism.WasmData{Data: wasm}},
-		Config: opts.Config,
-	}
-	compiled, err := compile(ctx, manifest, extism.PluginConfig{
-		RuntimeConfig:             rc,
-		EnableWasi:                true,
-		EnableHttpResponseHeaders: true,
-	}, hostFuncs)
-	if err != nil {
-		_ = cache.Close(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("compile: %w", err)
-	}
 
 	mounts, err := openMounts(opts.ReadOnlyDirs, opts.WritableDirs)
 	if err != nil {
-		_ = compiled.Close(context.WithoutCancel(ctx))
-		_ = cache.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	lifetime, stop := context.WithCancel(context.Background())
 	p := &Plugin{
 		env:            opts.Env,
 		mounts:         mounts,
@@ -254,15 +268,36 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 		name:           opts.Name,
 		timeout:        opts.Timeout,
 		maxOutputBytes: opts.MaxOutputBytes,
-		compiled:       compiled,
-		cache:          cache,
 		logger:         opts.Logger,
 		exports:        map[string]bool{},
+		maxInstances:   maxInstances,
+		idleTimeout:    opts.IdleTimeout,
+		minInstances:   opts.MinInstances,
+		onRelease:      opts.OnRelease,
+		source: compileSource{
+			config:     opts.Config,
+			runtime:    rc,
+			hostFuncs:  hostFuncs,
+			cacheDir:   opts.CacheDir,
+			interrupts: interrupts,
+		},
+		lifetime: lifetime,
+		stop:     stop,
 	}
 	if opts.MaxCallsPerSecond > 0 {
 		p.limiter = rate.NewLimiter(rate.Limit(opts.MaxCallsPerSecond), max(1, int(opts.MaxCallsPerSecond)))
 	}
-	p.pool = newPool(maxInstances, p.newInstance)
+	// The load compiles at once, so that a module wazero refuses is
+	// refused here, with the load's context.
+	a, err := p.compileActivation(ctx, wasm)
+	p.source.wasm = wasm // deflated on its first release
+	if err != nil {
+		p.stop()
+		closeMounts(mounts)
+		return nil, err
+	}
+	p.act = a
+	p.activations.Add(1)
 
 	if err := p.inspect(ctx); err != nil {
 		_ = p.Close(context.WithoutCancel(ctx))
@@ -335,7 +370,7 @@ func checkWasmHeader(b []byte) error {
 // stdout/stderr to the log, no sleeping host calls. Instantiating runs the
 // module's start function, if it has one, under the plugin's timeout like
 // any call.
-func (p *Plugin) newInstance(ctx context.Context) (_ *instance, err error) {
+func (p *Plugin) newInstance(ctx context.Context, compiled *extism.CompiledPlugin) (_ *instance, err error) {
 	out := &logWriter{logger: p.logger, stream: "stdout", limit: p.outputLines}
 	errw := &logWriter{logger: p.logger, stream: "stderr", limit: p.outputLines}
 	mc := wazero.NewModuleConfig().
@@ -384,7 +419,7 @@ func (p *Plugin) newInstance(ctx context.Context) (_ *instance, err error) {
 			_ = mem.release()
 		}
 	}()
-	inst, err := p.compiled.Instance(mem.context(ctx), extism.PluginInstanceConfig{ModuleConfig: mc})
+	inst, err := compiled.Instance(mem.context(ctx), extism.PluginInstanceConfig{ModuleConfig: mc})
 	out.flush() // what a start function wrote
 	errw.flush()
 	if err != nil {
@@ -397,17 +432,19 @@ func (p *Plugin) newInstance(ctx context.Context) (_ *instance, err error) {
 		p.logger.Warn("an instance's memory is on the Go heap: it cannot be reserved outside it", "error", err)
 	}
 	inst.SetLogger(p.logPlugin)
+	p.instances.Add(1)
 	return &instance{Plugin: inst, mem: mem, output: []*logWriter{out, errw}}, nil
 }
 
 // inspect reads the ABI version and the exports from one instance.
 func (p *Plugin) inspect(ctx context.Context) error {
-	inst, err := p.pool.get(ctx)
+	pool := p.act.pool
+	inst, err := pool.get(ctx)
 	if err != nil {
 		return err
 	}
 	healthy := false
-	defer func() { p.pool.put(inst, healthy) }()
+	defer func() { pool.put(inst, healthy) }()
 
 	p.flavor = detectFlavor(inst.FunctionExists)
 	for _, name := range exportNames {
@@ -489,7 +526,18 @@ func (p *Plugin) call(ctx context.Context, export string, input []byte) ([]byte,
 	if err != nil {
 		return nil, &CallError{Plugin: p.name, Export: export, Kind: KindPluginError, Err: err}
 	}
-	inst, err := p.pool.get(ctx)
+	a, err := p.acquire(ctx)
+	if errors.Is(err, errActivationTimeout) {
+		p.logger.Warn("plugin call failed", "export", export, "kind", KindTimeout, "error", err)
+		return nil, &CallError{Plugin: p.name, Export: export, Kind: KindTimeout,
+			Err: fmt.Errorf("waiting for the plugin to activate: not active within its %s timeout", p.timeout)}
+	}
+	if err != nil {
+		return nil, p.failure(ctx, export, err)
+	}
+	defer p.release()
+	pool := a.pool
+	inst, err := pool.get(ctx)
 	if err != nil {
 		return nil, p.failure(ctx, export, fmt.Errorf("waiting for a free instance: %w", err))
 	}
@@ -508,11 +556,11 @@ func (p *Plugin) call(ctx context.Context, export string, input []byte) ([]byte,
 			// reach the client whole. Only that text: a trap's may be longer
 			// than a small cap too (30 frames of function names the module
 			// chose), and stays a trap.
-			p.pool.put(inst, false)
+			pool.put(inst, false)
 			return nil, &CallError{Plugin: p.name, Export: export, Kind: KindOutputTooLarge,
 				Err: fmt.Errorf("error text of %d bytes exceeds the cap of %d bytes (max_output_kb)", len(msg), p.maxOutputBytes)}
 		}
-		p.pool.put(inst, reported)
+		pool.put(inst, reported)
 		if reported {
 			return nil, p.reportedError(export, msg)
 		}
@@ -521,13 +569,13 @@ func (p *Plugin) call(ctx context.Context, export string, input []byte) ([]byte,
 	if len(out) > p.maxOutputBytes {
 		// A huge output leaves a large memory behind that slows the next
 		// call on this instance; replace it.
-		p.pool.put(inst, false)
+		pool.put(inst, false)
 		return nil, &CallError{Plugin: p.name, Export: export, Kind: KindOutputTooLarge,
 			Err: fmt.Errorf("output of %d bytes exceeds the cap of %d bytes (max_output_kb)", len(out), p.maxOutputBytes)}
 	}
 	// wazero interrupts a call when its context ends; one that ended just
 	// as the call returned may have left the instance closed.
-	p.pool.put(inst, ctx.Err() == nil)
+	pool.put(inst, ctx.Err() == nil)
 	if rc != 0 {
 		return nil, &CallError{Plugin: p.name, Export: export, Kind: KindPluginError,
 			Err: fmt.Errorf("returned code %d without an error message", rc)}
@@ -572,26 +620,6 @@ func (p *Plugin) failure(ctx context.Context, export string, err error) error {
 	ce := &CallError{Plugin: p.name, Export: export, Kind: kind, Err: err}
 	p.logger.Warn("plugin call failed", "export", export, "kind", kind, "error", clip.Text(err.Error(), maxErrorTextBytes))
 	return ce
-}
-
-// InstanceStats reports the plugin's instances: in use by a call, idle and
-// warm, and the most that may exist at once (max_instances).
-func (p *Plugin) InstanceStats() (inUse, idle, capacity int) {
-	return p.pool.stats()
-}
-
-// Close waits (bounded by ctx) for running calls to end and frees the
-// plugin's runtime.
-func (p *Plugin) Close(ctx context.Context) error {
-	err := p.pool.close(ctx)
-	if cerr := p.compiled.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
-		err = cerr
-	}
-	if cerr := p.cache.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
-		err = cerr
-	}
-	closeMounts(p.mounts)
-	return err
 }
 
 // Kind classifies a failed call.

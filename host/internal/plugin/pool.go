@@ -180,3 +180,17 @@ func (p *pool) stats() (inUse, idle, capacity int) {
 	p.mu.Unlock()
 	return len(p.slots), idle, cap(p.slots)
 }
+
+// trim closes idle instances beyond keep.
+func (p *pool) trim(keep int) {
+	p.mu.Lock()
+	var drop []*instance
+	if len(p.idle) > keep {
+		drop = append(drop, p.idle[keep:]...)
+		p.idle = p.idle[:keep]
+	}
+	p.mu.Unlock()
+	for _, inst := range drop {
+		_ = inst.close(context.Background())
+	}
+}

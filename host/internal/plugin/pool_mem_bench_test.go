@@ -57,7 +57,7 @@ func BenchmarkIdleInstanceMemory(b *testing.B) {
 		before, rssBefore := testutil.SettledMemStats(), testutil.RSS(b)
 		held := make([]*instance, 0, instances)
 		for range instances {
-			inst, err := p.pool.get(ctx)
+			inst, err := p.act.pool.get(ctx)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -67,7 +67,7 @@ func BenchmarkIdleInstanceMemory(b *testing.B) {
 			held = append(held, inst)
 		}
 		for _, inst := range held {
-			p.pool.put(inst, true)
+			p.act.pool.put(inst, true)
 		}
 		after, rssAfter := testutil.SettledMemStats(), testutil.RSS(b)
 		extra := float64(instances - 1) // the load's instance was reused

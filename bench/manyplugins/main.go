@@ -1,0 +1,171 @@
+// Command manyplugins measures one mcphost serving many plugins (issue 17):
+// the time from exec to /readyz 200, the process's RSS when ready, the
+// latency of the first call to each plugin and of a second one, the RSS
+// after them, and the RSS once the plugins' idle_timeout has passed.
+//
+//	go run ./bench/manyplugins -mcphost ./mcphost -wasm 'dir/*.wasm' -tool echo
+//
+// Each .wasm file matched becomes one [[plugin]] with the prefix "p<i>_".
+// Run it twice with the same -cache for warm-cache figures.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func main() {
+	bin := flag.String("mcphost", "mcphost", "the mcphost binary")
+	pattern := flag.String("wasm", "", "glob of the plugins' .wasm files")
+	tool := flag.String("tool", "echo", "the tool to call on each plugin")
+	args := flag.String("args", `{"text":"hi"}`, "its arguments (JSON object)")
+	cache := flag.String("cache", "", "cache_dir (empty: a new temporary one)")
+	idle := flag.Duration("idle", 2*time.Second, "idle_timeout of every plugin (0: not set; the host's default)")
+	calls := flag.Bool("calls", true, "call each plugin")
+	flag.Parse()
+	files, err := filepath.Glob(*pattern)
+	if err != nil || len(files) == 0 {
+		log.Fatalf("no plugins match %q", *pattern)
+	}
+	slices.Sort(files)
+	for i, f := range files {
+		if files[i], err = filepath.Abs(f); err != nil {
+			log.Fatal(err)
+		}
+	}
+	dir, err := os.MkdirTemp("", "manyplugins-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if *cache != "" {
+		if *cache, err = filepath.Abs(*cache); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if *cache == "" {
+		*cache = filepath.Join(dir, "cache")
+	}
+	var cfg strings.Builder
+	fmt.Fprintf(&cfg, "[server]\ncache_dir = %q\nwatch = false\nlock_file = %q\n", *cache, filepath.Join(dir, "mcphost.lock"))
+	for i, f := range files {
+		fmt.Fprintf(&cfg, "\n[[plugin]]\nname = \"p%d\"\npath = %q\nprefix = \"p%d_\"\ntimeout = \"60s\"\n", i, f, i)
+		if *idle > 0 {
+			fmt.Fprintf(&cfg, "idle_timeout = %q\n", idle.String())
+		}
+	}
+	cfgPath := filepath.Join(dir, "mcphost.toml")
+	if err := os.WriteFile(cfgPath, []byte(cfg.String()), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+
+	began := time.Now()
+	cmd := exec.Command(*bin, "serve", "--config", cfgPath, "--http", addr, "--log-level", "error")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		log.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	for {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Since(began) > 10*time.Minute {
+			log.Fatal("not ready after 10 minutes")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	ready := time.Since(began)
+	fmt.Printf("plugins %d\nready %v\nrss_ready_mib %d\n", len(files), ready.Round(time.Millisecond), rssMiB(cmd.Process.Pid))
+
+	ctx := context.Background()
+	client := mcp.NewClient(&mcp.Implementation{Name: "manyplugins", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp"}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cs.Close()
+	t0 := time.Now()
+	page, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("tools_list_first_page %v (%d tools)\n", time.Since(t0).Round(time.Microsecond), len(page.Tools))
+	if !*calls {
+		return
+	}
+	var argv map[string]any
+	if err := jsonUnmarshal(*args, &argv); err != nil {
+		log.Fatal(err)
+	}
+	call := func(i int) time.Duration {
+		t := time.Now()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: fmt.Sprintf("p%d_%s", i, *tool), Arguments: argv})
+		if err != nil || res.IsError {
+			log.Fatalf("call p%d: %v %+v", i, err, res)
+		}
+		return time.Since(t)
+	}
+	var first, second []time.Duration
+	for i := range files {
+		first = append(first, call(i))
+	}
+	for i := range files {
+		second = append(second, call(i))
+	}
+	fmt.Printf("first_call p50 %v max %v\n", pct(first, 50), pct(first, 100))
+	fmt.Printf("warm_call p50 %v max %v\n", pct(second, 50), pct(second, 100))
+	fmt.Printf("rss_after_calls_mib %d\n", rssMiB(cmd.Process.Pid))
+	if *idle > 0 {
+		time.Sleep(*idle + 2*time.Second)
+		fmt.Printf("rss_after_idle_mib %d\n", rssMiB(cmd.Process.Pid))
+	}
+}
+
+func pct(d []time.Duration, p int) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	i := min(len(s)-1, len(s)*p/100)
+	return s[i].Round(100 * time.Microsecond)
+}
+
+// rssMiB reads VmRSS of pid from /proc.
+func rssMiB(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return -1
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb int
+			fmt.Sscanf(strings.TrimSpace(rest), "%d", &kb)
+			return kb >> 10
+		}
+	}
+	return -1
+}
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }

@@ -1,0 +1,348 @@
+package plugin
+
+import (
+	"bytes"
+	"compress/flate"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+)
+
+// A plugin is active while it holds a compiled module and a pool of
+// instances: from its first call until it has had no call for its idle
+// timeout. Activation compiles the module again, from the on-disk
+// compilation cache when there is one, and is done once for any number of
+// calls waiting on it; releasing closes the instances and the compiled
+// module, so that an idle plugin holds no Wasm memory and no machine code.
+
+// compileSource is what a plugin is compiled from, kept for activations
+// after the first.
+type compileSource struct {
+	mu         sync.Mutex
+	wasm       []byte // the module as compiled (after the rewrite)
+	deflated   bool   // wasm is deflated
+	config     map[string]string
+	runtime    wazero.RuntimeConfig
+	hostFuncs  []extism.HostFunction
+	cacheDir   string
+	interrupts interrupts
+}
+
+// activation is one compiled module and the instances made of it.
+type activation struct {
+	compiled *extism.CompiledPlugin
+	cache    wazero.CompilationCache
+	pool     *pool
+}
+
+// errActivationTimeout is a wait for an activation that outlasted the
+// plugin's timeout.
+var errActivationTimeout = errors.New("waiting for the plugin to activate: not active within its timeout")
+
+// pendingActivation is an activation under way; done is closed when err
+// is set (nil: p.act is the new activation).
+type pendingActivation struct {
+	done chan struct{}
+	err  error
+}
+
+// compress deflates a module for keeping while the plugin is idle: a Go
+// module of 3.6 MB keeps about a quarter of that (BENCHMARKS.md).
+func compress(wasm []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	w, err := flate.NewWriter(&buf, flate.BestSpeed)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Write(wasm); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return slices.Clip(buf.Bytes()), nil
+}
+
+// activationSource returns the module to compile for an activation after
+// the load's.
+func (p *Plugin) activationSource() ([]byte, error) {
+	p.source.mu.Lock()
+	wasm, deflated := p.source.wasm, p.source.deflated
+	p.source.mu.Unlock()
+	if !deflated {
+		return wasm, nil
+	}
+	wasm, err := io.ReadAll(flate.NewReader(bytes.NewReader(wasm)))
+	if err != nil {
+		return nil, fmt.Errorf("read the kept module: %w", err)
+	}
+	return wasm, nil
+}
+
+// deflateSource deflates the kept module, once: on the plugin's first
+// release, off the load's path.
+func (p *Plugin) deflateSource() {
+	p.source.mu.Lock()
+	defer p.source.mu.Unlock()
+	if p.source.deflated {
+		return
+	}
+	z, err := compress(p.source.wasm)
+	if err != nil {
+		p.logger.Warn("cannot deflate the idle plugin's module; keeping it whole", "error", err)
+		return
+	}
+	p.source.wasm, p.source.deflated = z, true
+}
+
+// compileActivation compiles wasm (the module after the rewrite) and makes
+// an empty pool for it.
+func (p *Plugin) compileActivation(ctx context.Context, wasm []byte) (*activation, error) {
+	src := &p.source // its fields but wasm never change after Load
+	cache, err := openCache(src.cacheDir, string(src.interrupts))
+	if err != nil {
+		p.logger.Warn("compilation cache unusable; compiling in memory", "dir", src.cacheDir, "error", err)
+		cache = wazero.NewCompilationCache()
+	}
+	manifest := extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: wasm}}, Config: src.config}
+	compiled, err := compile(ctx, manifest, extism.PluginConfig{
+		RuntimeConfig:             src.runtime.WithCompilationCache(cache),
+		EnableWasi:                true,
+		EnableHttpResponseHeaders: true,
+	}, src.hostFuncs)
+	if err != nil {
+		_ = cache.Close(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("compile: %w", err)
+	}
+	a := &activation{compiled: compiled, cache: cache}
+	a.pool = newPool(p.maxInstances, func(ctx context.Context) (*instance, error) {
+		return p.newInstance(ctx, compiled)
+	})
+	return a, nil
+}
+
+// close waits (bounded by ctx) for the calls on the activation's instances
+// and frees them and the compiled module.
+func (a *activation) close(ctx context.Context) error {
+	err := a.pool.close(ctx)
+	if cerr := a.compiled.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
+		err = cerr
+	}
+	if cerr := a.cache.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// acquire returns the plugin's activation for one call, activating the
+// plugin first when it is idle; the caller must call release. Concurrent
+// callers wait for one activation. The wait is bounded by ctx and by the
+// plugin's timeout; the activation itself goes on for the callers after.
+func (p *Plugin) acquire(ctx context.Context) (*activation, error) {
+	wait, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	for {
+		p.actMu.Lock()
+		if p.closed {
+			p.actMu.Unlock()
+			return nil, errPoolClosed
+		}
+		if p.act != nil {
+			p.calls++
+			a := p.act
+			p.actMu.Unlock()
+			return a, nil
+		}
+		pending := p.activating
+		if pending == nil {
+			pending = &pendingActivation{done: make(chan struct{})}
+			p.activating = pending
+			p.activity.Go(func() { p.activate(pending) })
+		}
+		p.actMu.Unlock()
+		select {
+		case <-pending.done:
+			if pending.err != nil {
+				return nil, fmt.Errorf("activate: %w", pending.err)
+			}
+		case <-wait.Done():
+			if ctx.Err() == nil {
+				return nil, errActivationTimeout
+			}
+			return nil, fmt.Errorf("waiting for the plugin to activate: %w", ctx.Err())
+		}
+	}
+}
+
+// activate compiles the plugin for the callers waiting on pending. It runs
+// under the plugin's lifetime, not a caller's context: a caller that gives
+// up does not fail the others.
+func (p *Plugin) activate(pending *pendingActivation) {
+	if p.beforeActivate != nil {
+		p.beforeActivate()
+	}
+	wasm, err := p.activationSource()
+	var a *activation
+	if err == nil {
+		a, err = p.compileActivation(p.lifetime, wasm)
+	}
+	p.actMu.Lock()
+	p.activating = nil
+	if err == nil && p.closed {
+		err = errPoolClosed
+		p.activity.Go(func() { _ = a.close(context.Background()) })
+	}
+	if err == nil {
+		p.act = a
+		p.activations.Add(1)
+		p.lastUsed = time.Now()
+		p.armIdle() // released again if no caller uses it
+	}
+	pending.err = err
+	p.actMu.Unlock()
+	close(pending.done)
+	if err != nil && !errors.Is(err, errPoolClosed) {
+		p.logger.Error("plugin activation failed", "error", err)
+	}
+}
+
+// release ends a call begun with acquire.
+func (p *Plugin) release() {
+	p.actMu.Lock()
+	defer p.actMu.Unlock()
+	p.calls--
+	p.lastUsed = time.Now()
+	if p.calls == 0 {
+		p.armIdle()
+	}
+}
+
+// releasable reports whether an idle timeout may release the plugin.
+// A hyper-mcp plugin's one instance keeps state between calls, as
+// hyper-mcp lets it; it is never released.
+func (p *Plugin) releasable() bool {
+	return p.idleTimeout > 0 && p.flavor == FlavorMCPHost
+}
+
+// armIdle starts the idle timer. The caller holds actMu.
+func (p *Plugin) armIdle() {
+	if !p.releasable() || !p.settled || p.act == nil || p.closed {
+		return
+	}
+	if p.idleTimer == nil {
+		p.idleTimer = time.AfterFunc(p.idleTimeout, p.idleExpired)
+		return
+	}
+	p.idleTimer.Reset(p.idleTimeout)
+}
+
+// idleExpired releases the plugin when it has had no call for its idle
+// timeout, or trims it to min_instances.
+func (p *Plugin) idleExpired() {
+	p.actMu.Lock()
+	defer p.actMu.Unlock()
+	if p.closed || p.act == nil || p.calls > 0 {
+		return
+	}
+	if left := p.idleTimeout - time.Since(p.lastUsed); left > 0 {
+		p.idleTimer.Reset(left)
+		return
+	}
+	p.releaseLocked()
+}
+
+// Idle releases the plugin's instances and compiled module now if no call
+// is running (the host calls it once the plugin's lists are read, so that
+// an unused plugin costs nothing until its first call). The idle timeout
+// applies from then on: not between the calls of the load. With
+// min_instances, or for a plugin that is never released, it keeps them.
+func (p *Plugin) Idle() {
+	p.actMu.Lock()
+	defer p.actMu.Unlock()
+	p.settled = true
+	if p.closed || p.act == nil || p.calls > 0 || p.flavor != FlavorMCPHost {
+		return
+	}
+	p.releaseLocked()
+}
+
+// releaseLocked drops the activation, or with min_instances its idle
+// instances beyond that many. The caller holds actMu and no call holds
+// the activation.
+func (p *Plugin) releaseLocked() {
+	a := p.act
+	if p.minInstances > 0 {
+		p.activity.Go(func() { a.pool.trim(p.minInstances) })
+		return
+	}
+	p.act = nil
+	p.releases.Add(1)
+	p.activity.Go(func() {
+		if err := a.close(context.Background()); err != nil {
+			p.logger.Warn("releasing an idle plugin", "error", err)
+		}
+		p.deflateSource()
+		if p.onRelease != nil {
+			p.onRelease()
+		}
+	})
+}
+
+// LifecycleStats counts the plugin's activations, its releases after an
+// idle timeout (or Idle), and the instances made; active says whether it
+// holds a compiled module now.
+type LifecycleStats struct {
+	Active      bool
+	Activations int64
+	Releases    int64
+	Instances   int64
+}
+
+// Lifecycle reports the plugin's LifecycleStats.
+func (p *Plugin) Lifecycle() LifecycleStats {
+	p.actMu.Lock()
+	active := p.act != nil
+	p.actMu.Unlock()
+	return LifecycleStats{Active: active, Activations: p.activations.Load(), Releases: p.releases.Load(), Instances: p.instances.Load()}
+}
+
+// InstanceStats reports the plugin's instances: in use by a call, idle and
+// warm, and the most that may exist at once (max_instances). An inactive
+// plugin has none.
+func (p *Plugin) InstanceStats() (inUse, idle, capacity int) {
+	p.actMu.Lock()
+	a := p.act
+	p.actMu.Unlock()
+	if a == nil {
+		return 0, 0, p.maxInstances
+	}
+	return a.pool.stats()
+}
+
+// Close waits (bounded by ctx) for running calls to end and frees the
+// plugin's runtime.
+func (p *Plugin) Close(ctx context.Context) error {
+	p.actMu.Lock()
+	p.closed = true
+	a := p.act
+	p.act = nil
+	if p.idleTimer != nil {
+		p.idleTimer.Stop()
+	}
+	p.actMu.Unlock()
+	p.stop()
+	var err error
+	if a != nil {
+		err = a.close(ctx)
+	}
+	p.activity.Wait()
+	closeMounts(p.mounts)
+	return err
+}
