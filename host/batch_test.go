@@ -300,15 +300,20 @@ max_instances = 1
 	// 100 are in flight until cancelled.
 	spinCtx, cancelSpins := context.WithCancel(t.Context())
 	var spins sync.WaitGroup
+	spinRefused := make(chan error, 100)
 	for range 100 {
 		spins.Go(func() {
-			_, _ = cs.CallTool(spinCtx, &mcp.CallToolParams{Name: "spin", Arguments: map[string]any{}})
+			_, err := cs.CallTool(spinCtx, &mcp.CallToolParams{Name: "spin", Arguments: map[string]any{}})
+			if err != nil && spinCtx.Err() == nil {
+				spinRefused <- err
+			}
 		})
 	}
 	defer spins.Wait()
 	defer cancelSpins()
 
-	// Eventually (once the 100 have reached the host) a request is refused.
+	// Eventually (once the 100 have reached the host) a request is refused:
+	// an echo, or one of the spins when an echo reached the host before it.
 	var refusal error
 	for range 2000 {
 		_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
@@ -316,7 +321,13 @@ max_instances = 1
 			refusal = err
 			break
 		}
-		time.Sleep(10 * time.Millisecond)
+		select {
+		case refusal = <-spinRefused:
+		case <-time.After(10 * time.Millisecond):
+		}
+		if refusal != nil {
+			break
+		}
 	}
 	if refusal == nil {
 		t.Fatal("a session with 100 calls in flight is still served")

@@ -43,8 +43,8 @@ type activation struct {
 }
 
 // errActivationTimeout is a wait for an activation that outlasted the
-// plugin's timeout.
-var errActivationTimeout = errors.New("waiting for the plugin to activate: not active within its timeout")
+// plugin's timeout and MinActivationWait.
+var errActivationTimeout = errors.New("waiting for the plugin to activate: not active in time")
 
 // pendingActivation is an activation under way; done is closed when err
 // is set (nil: p.act is the new activation).
@@ -141,12 +141,20 @@ func (a *activation) close(ctx context.Context) error {
 	return err
 }
 
+// MinActivationWait is the least time a call waits for its plugin to be
+// activated. Activation is the host's work (compiling from the on-disk
+// cache, instantiating), not the plugin's, so a plugin whose timeout is
+// shorter than an activation on a slow or busy machine still gets its
+// calls; the call's own timeout starts when it runs.
+const MinActivationWait = 30 * time.Second
+
 // acquire returns the plugin's activation for one call, activating the
 // plugin first when it is idle; the caller must call release. Concurrent
 // callers wait for one activation. The wait is bounded by ctx and by the
-// plugin's timeout; the activation itself goes on for the callers after.
+// plugin's timeout or MinActivationWait, whichever is longer; the
+// activation itself goes on for the callers after.
 func (p *Plugin) acquire(ctx context.Context) (*activation, error) {
-	wait, cancel := context.WithTimeout(ctx, p.timeout)
+	wait, cancel := context.WithTimeout(ctx, max(p.timeout, p.activationWait))
 	defer cancel()
 	for {
 		p.actMu.Lock()

@@ -146,6 +146,9 @@ type Plugin struct {
 	// beforeActivate, when set (by tests, before any call), runs at the
 	// start of each activation after the load's.
 	beforeActivate func()
+	// activationWait is the least a call waits for an activation
+	// (MinActivationWait; tests lower it).
+	activationWait time.Duration
 }
 
 // mount is a granted host directory, opened as an os.Root.
@@ -267,6 +270,7 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 		logLines:       newOutputBudget(),
 		name:           opts.Name,
 		timeout:        opts.Timeout,
+		activationWait: MinActivationWait,
 		maxOutputBytes: opts.MaxOutputBytes,
 		logger:         opts.Logger,
 		exports:        map[string]bool{},
@@ -530,7 +534,7 @@ func (p *Plugin) call(ctx context.Context, export string, input []byte) ([]byte,
 	if errors.Is(err, errActivationTimeout) {
 		p.logger.Warn("plugin call failed", "export", export, "kind", KindTimeout, "error", err)
 		return nil, &CallError{Plugin: p.name, Export: export, Kind: KindTimeout,
-			Err: fmt.Errorf("waiting for the plugin to activate: not active within its %s timeout", p.timeout)}
+			Err: fmt.Errorf("waiting for the plugin to activate: not active in time (%s)", max(p.timeout, p.activationWait))}
 	}
 	if err != nil {
 		return nil, p.failure(ctx, export, err)
