@@ -86,8 +86,35 @@ func (p *Plugin) activationSource() ([]byte, error) {
 	return wasm, nil
 }
 
-// deflateSource deflates the kept module, once: on the plugin's first
-// release, off the load's path.
+// deflateDelay is how long a plugin stays released before its kept module
+// is deflated: a plugin called soon after a release (the first call after
+// start, say) never pays for deflating it, nor do hosts that live only
+// seconds (tests, where compress/flate under -race took ~2 s a plugin).
+const deflateDelay = 10 * time.Second
+
+// scheduleDeflate deflates the kept module once the plugin has stayed
+// released for deflateDelay. The timer is the plugin's: Close stops it,
+// or waits for the deflate it started (activity).
+func (p *Plugin) scheduleDeflate() {
+	p.actMu.Lock()
+	defer p.actMu.Unlock()
+	if p.closed || p.deflateTimer != nil {
+		return
+	}
+	p.activity.Add(1)
+	p.deflateTimer = time.AfterFunc(p.deflateDelay, func() {
+		defer p.activity.Done()
+		p.actMu.Lock()
+		p.deflateTimer = nil
+		still := !p.closed && p.act == nil
+		p.actMu.Unlock()
+		if still {
+			p.deflateSource()
+		}
+	})
+}
+
+// deflateSource deflates the kept module, once, off any call's path.
 func (p *Plugin) deflateSource() {
 	p.source.mu.Lock()
 	defer p.source.mu.Unlock()
@@ -296,7 +323,7 @@ func (p *Plugin) releaseLocked() {
 		if err := a.close(context.Background()); err != nil {
 			p.logger.Warn("releasing an idle plugin", "error", err)
 		}
-		p.deflateSource()
+		p.scheduleDeflate()
 		if p.onRelease != nil {
 			p.onRelease()
 		}
@@ -343,6 +370,9 @@ func (p *Plugin) Close(ctx context.Context) error {
 	p.act = nil
 	if p.idleTimer != nil {
 		p.idleTimer.Stop()
+	}
+	if p.deflateTimer != nil && p.deflateTimer.Stop() {
+		p.activity.Done() // its function will not run
 	}
 	p.actMu.Unlock()
 	p.stop()

@@ -198,3 +198,31 @@ func helloWasm(t *testing.T) []byte {
 	}
 	return wasm
 }
+
+// TestDeflatedModuleReactivates: a plugin left released is deflated, and
+// its next call inflates the module and serves.
+func TestDeflatedModuleReactivates(t *testing.T) {
+	p := loadIdleHello(t, time.Minute, nil, nil)
+	p.actMu.Lock() // replace the release's pending deflate with one due now
+	if p.deflateTimer != nil && p.deflateTimer.Stop() {
+		p.activity.Done()
+	}
+	p.deflateTimer, p.deflateDelay = nil, 0
+	p.actMu.Unlock()
+	p.scheduleDeflate()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) { // a hang guard
+		p.source.mu.Lock()
+		deflated := p.source.deflated
+		p.source.mu.Unlock()
+		if deflated {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the released plugin's module was never deflated")
+		}
+	}
+	out, err := p.Call(t.Context(), abi.ExportCallTool, []byte(echoCall))
+	if err != nil || !strings.Contains(string(out), `"hi"`) {
+		t.Fatalf("call after deflating: %s, %v", out, err)
+	}
+}

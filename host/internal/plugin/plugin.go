@@ -131,18 +131,22 @@ type Plugin struct {
 	stop         context.CancelFunc
 	activity     sync.WaitGroup // activations and deactivations under way
 
-	actMu       sync.Mutex
-	act         *activation // nil while inactive
-	activating  *pendingActivation
-	calls       int // calls holding act
-	lastUsed    time.Time
-	idleTimer   *time.Timer
-	closed      bool
-	settled     bool // Idle was called: the idle timeout applies
-	onRelease   func()
-	activations atomic.Int64
-	releases    atomic.Int64
-	instances   atomic.Int64 // instances made
+	actMu      sync.Mutex
+	act        *activation // nil while inactive
+	activating *pendingActivation
+	calls      int // calls holding act
+	lastUsed   time.Time
+	idleTimer  *time.Timer
+	// deflateTimer deflates the kept module deflateDelay after a release
+	// (scheduleDeflate); nil when none is pending.
+	deflateTimer *time.Timer
+	deflateDelay time.Duration
+	closed       bool
+	settled      bool // Idle was called: the idle timeout applies
+	onRelease    func()
+	activations  atomic.Int64
+	releases     atomic.Int64
+	instances    atomic.Int64 // instances made
 	// beforeActivate, when set (by tests, before any call), runs at the
 	// start of each activation after the load's.
 	beforeActivate func()
@@ -271,6 +275,7 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 		name:           opts.Name,
 		timeout:        opts.Timeout,
 		activationWait: MinActivationWait,
+		deflateDelay:   deflateDelay,
 		maxOutputBytes: opts.MaxOutputBytes,
 		logger:         opts.Logger,
 		exports:        map[string]bool{},
