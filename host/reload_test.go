@@ -309,11 +309,12 @@ func TestReloadUnderLoad(t *testing.T) {
 	// Old generations are closed: 30 more reloads may not keep 30 more
 	// generations alive. One generation holds its decoded module on the
 	// heap (MiBs for a Go plugin) and maps its compiled code and each
-	// instance's memory; allow noise well below one per reload.
+	// instance's memory: leaking them grew the mappings by ~7.6 a reload.
+	// Allow noise (new OS threads, heap arenas; 17 seen) below one a reload.
 	if final > heapAfterSettle+96<<20 {
 		t.Errorf("heap grew from %d MiB to %d MiB over %d reloads", heapAfterSettle>>20, final>>20, reloads-settle)
 	}
-	if mapsAfterSettle >= 0 && maps > mapsAfterSettle+(reloads-settle)/2 {
+	if mapsAfterSettle >= 0 && maps > mapsAfterSettle+(reloads-settle) {
 		t.Errorf("memory mappings grew from %d to %d over %d reloads", mapsAfterSettle, maps, reloads-settle)
 	}
 }
