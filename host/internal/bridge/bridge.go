@@ -73,19 +73,14 @@ func envelope(request any, meta map[string]any, caps *mcp.ClientCapabilities, ma
 // encodeCapabilities encodes what the client declared. go-sdk's
 // ClientCapabilities always encodes "roots" (a struct field, which
 // omitempty does not omit), so a plugin would read every client as
-// declaring roots; it is left out unless the client declared it (RootsV2,
-// which go-sdk sets only then).
+// declaring roots; the shallower Roots field here, set only from RootsV2
+// (which go-sdk sets only when the client declared roots), hides it, as
+// go-sdk's own clientCapabilitiesV2 does. One encoding, on every call.
 func encodeCapabilities(caps *mcp.ClientCapabilities) (json.RawMessage, error) {
-	b, err := json.Marshal(caps)
-	if err != nil || caps.RootsV2 != nil {
-		return b, err
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(b, &fields); err != nil {
-		return nil, err
-	}
-	delete(fields, "roots")
-	return json.Marshal(fields)
+	return json.Marshal(struct {
+		*mcp.ClientCapabilities
+		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+	}{caps, caps.RootsV2})
 }
 
 // decodeResult decodes a plugin output, which must be one JSON object, into v.
