@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/host/internal/hostfn"
 	"github.com/mcphost/mcphost/internal/testutil"
 )
@@ -112,4 +113,23 @@ func FuzzRenameImports(f *testing.F) {
 			t.Errorf("renaming twice differs (%v)", err)
 		}
 	})
+}
+
+// TestHyperMCPv1ParamsKeepTheirMeta: hyper-mcp v1's call takes the request
+// params whole; the envelope carries their _meta in its context only (ABI
+// draft 6), so the adapter puts it back, and leaves params without one
+// when the request had none.
+func TestHyperMCPv1ParamsKeepTheirMeta(t *testing.T) {
+	p := &Plugin{flavor: FlavorHyperMCPv1}
+	for _, tc := range []struct{ in, want string }{
+		{`{"request":{"name":"t","arguments":{"a":1}},"context":{"id":1,"_meta":{"progressToken":"x"}}}`,
+			`{"params":{"_meta":{"progressToken":"x"},"arguments":{"a":1},"name":"t"}}`},
+		{`{"request":{"name":"t","arguments":{}},"context":{"id":1,"_meta":{}}}`,
+			`{"params":{"arguments":{},"name":"t"}}`},
+	} {
+		fn, out, err := p.adapt(abi.ExportCallTool, []byte(tc.in))
+		if err != nil || fn != v1Call || string(out) != tc.want {
+			t.Errorf("adapt(%s) = %s, %s, %v; want call, %s", tc.in, fn, out, err, tc.want)
+		}
+	}
 }
