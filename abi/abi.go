@@ -43,7 +43,8 @@ const (
 )
 
 // Input is the envelope passed to every export. List calls carry only
-// Context; the others carry the MCP request params in Request.
+// Context; the others carry the MCP request params in Request, less their
+// _meta, which is Context.Meta (each value is sent once; ABI.md §3).
 type Input struct {
 	Request json.RawMessage `json:"request,omitempty"`
 	Context CallContext     `json:"context"`
@@ -56,7 +57,8 @@ type CallContext struct {
 	// always present, as hyper-mcp's plugins require.
 	ID json.RawMessage `json:"id,omitempty"`
 	// Meta is the request's _meta object (e.g. progressToken); always
-	// present, {} when the request has none.
+	// present, {} when the request has none. The client capabilities a
+	// 2026-07-28 request carries in it are in ClientCapabilities instead.
 	Meta map[string]any `json:"_meta"`
 	// ClientCapabilities are the capabilities the client declared (MCP's
 	// ClientCapabilities object), so a plugin can ask only for input the

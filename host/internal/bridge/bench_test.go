@@ -2,10 +2,13 @@ package bridge
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // manyTools is list_tools' output with n tools: identical minimal schemas
@@ -60,6 +63,39 @@ func BenchmarkListTools(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/tool")
 			b.ReportMetric(float64(live)/n, "live-B/tool")
+		})
+	}
+}
+
+// BenchmarkEnvelope is the host's part of an envelope, as CallTool builds
+// it for echo: a 2025-11-25 session's (no _meta; capabilities from
+// initialize) and a 2026-07-28 request's (protocol version, client info and
+// capabilities in _meta, and a progress token).
+func BenchmarkEnvelope(b *testing.B) {
+	caps := &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}}
+	stateless := mcp.Meta{
+		mcp.MetaKeyClientCapabilities: map[string]any{"roots": map[string]any{"listChanged": true}},
+		mcp.MetaKeyClientInfo:         map[string]any{"name": "bench", "version": "1"},
+		mcp.MetaKeyProtocolVersion:    "2026-07-28",
+		"progressToken":               7,
+	}
+	for _, tc := range []struct {
+		name string
+		meta mcp.Meta
+	}{{"stateful", nil}, {"stateless", stateless}} {
+		b.Run(tc.name, func(b *testing.B) {
+			req := &mcp.CallToolParamsRaw{Name: "echo", Arguments: json.RawMessage(`{"text":"hello"}`), Meta: tc.meta}
+			var n int
+			for b.Loop() {
+				params := *req
+				params.Meta = nil // as CallTool does
+				in, err := envelope(&params, req.Meta, caps, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n = len(in)
+			}
+			b.ReportMetric(float64(n), "B-out")
 		})
 	}
 }

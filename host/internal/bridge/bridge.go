@@ -43,31 +43,84 @@ type Tool struct {
 // characters from A-Z, a-z, 0-9, '_', '-' and '.'.
 var validToolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 
-// envelope builds the ABI input for an export; match, when not nil, is
-// the resource template a read_resource URI matched.
+// envelope builds the ABI input for an export (ABI.md §3): request, the
+// MCP request's params without their _meta, and the call's context: its
+// id, the request's _meta (meta; {} when none), the client's capabilities
+// and, when not nil, the resource template a read_resource URI matched.
+// Each value is sent once (ABI draft 6): _meta only in the context, and the
+// capabilities only in context.clientCapabilities, not also in _meta, where
+// a 2026-07-28 request carries them (contextMeta). The guest parses every
+// byte of it on every call (issue 18).
 func envelope(request any, meta map[string]any, caps *mcp.ClientCapabilities, match *TemplateMatch) ([]byte, error) {
-	in := struct {
-		Request any             `json:"request,omitempty"`
-		Context abi.CallContext `json:"context"`
-	}{Request: request, Context: abi.CallContext{Meta: meta, ID: json.RawMessage(strconv.FormatInt(rand.Int64N(1<<53), 10))}}
-	if match != nil {
-		in.Context.URITemplate, in.Context.URIVariables = match.Template, match.Variables
+	b := make([]byte, 0, 256)
+	b = append(b, '{')
+	if request != nil {
+		r, err := json.Marshal(request)
+		if err != nil {
+			return nil, fmt.Errorf("encode plugin input: request: %w", err)
+		}
+		b = append(b, `"request":`...)
+		b = append(b, r...)
+		b = append(b, ',')
 	}
-	if in.Context.Meta == nil {
-		in.Context.Meta = map[string]any{}
+	// The id is the host's own (go-sdk does not expose the client's), a
+	// random number to tell calls apart in a plugin's logs; hyper-mcp's
+	// plugins require one.
+	b = append(b, `"context":{"id":`...)
+	b = strconv.AppendInt(b, rand.Int64N(1<<53), 10)
+	b = append(b, `,"_meta":`...)
+	if m := contextMeta(meta, caps != nil); len(m) == 0 {
+		b = append(b, "{}"...)
+	} else {
+		r, err := json.Marshal(m)
+		if err != nil {
+			return nil, fmt.Errorf("encode plugin input: _meta: %w", err)
+		}
+		b = append(b, r...)
 	}
 	if caps != nil {
-		b, err := encodeCapabilities(caps)
+		r, err := encodeCapabilities(caps)
 		if err != nil {
 			return nil, fmt.Errorf("encode client capabilities: %w", err)
 		}
-		in.Context.ClientCapabilities = b
+		b = append(b, `,"clientCapabilities":`...)
+		b = append(b, r...)
 	}
-	b, err := json.Marshal(in)
-	if err != nil {
-		return nil, fmt.Errorf("encode plugin input: %w", err)
+	if match != nil {
+		r, err := json.Marshal(match.Template)
+		if err != nil {
+			return nil, fmt.Errorf("encode plugin input: uriTemplate: %w", err)
+		}
+		b = append(b, `,"uriTemplate":`...)
+		b = append(b, r...)
+		if len(match.Variables) > 0 {
+			r, err := json.Marshal(match.Variables)
+			if err != nil {
+				return nil, fmt.Errorf("encode plugin input: uriVariables: %w", err)
+			}
+			b = append(b, `,"uriVariables":`...)
+			b = append(b, r...)
+		}
 	}
-	return b, nil
+	return append(b, "}}"...), nil
+}
+
+// contextMeta is the _meta a call's context carries: the request's, less
+// the client capabilities a 2026-07-28 request carries in it
+// (mcp.MetaKeyClientCapabilities) when capsSent, that is when they are in
+// context.clientCapabilities already. meta itself, which is go-sdk's
+// request, is not modified.
+func contextMeta(meta map[string]any, capsSent bool) map[string]any {
+	if _, ok := meta[mcp.MetaKeyClientCapabilities]; !ok || !capsSent {
+		return meta
+	}
+	m := make(map[string]any, len(meta)-1)
+	for k, v := range meta {
+		if k != mcp.MetaKeyClientCapabilities {
+			m[k] = v
+		}
+	}
+	return m
 }
 
 // encodeCapabilities encodes what the client declared. go-sdk's
@@ -200,6 +253,7 @@ func CallTool(ctx context.Context, p Caller, tool Tool, req *mcp.CallToolRequest
 	params := *req.Params
 	params.Name = tool.PluginName
 	params.Arguments = args
+	params.Meta = nil // sent once, in context._meta
 	res, err := invoke[mcp.CallToolResult](ctx, p, abi.ExportCallTool, &params, req.Params.Meta, req.ClientCapabilities(), nil)
 	if err == nil && len(res.InputRequests) > 0 {
 		// An input-required result carries no content; the decoder gave it

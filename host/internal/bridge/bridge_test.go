@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -134,5 +135,54 @@ func TestEnvelopeSaysRootsOnlyWhenDeclared(t *testing.T) {
 				t.Errorf("clientCapabilities = %s: sampling lost or invented", b)
 			}
 		})
+	}
+}
+
+// TestEnvelopeShape: the envelope's exact bytes (ABI.md §3, draft 6): a
+// list call's context alone; a call's params without their _meta, which
+// is the context's, less the client capabilities a 2026-07-28 request
+// carries in it, which are clientCapabilities; a template match.
+func TestEnvelopeShape(t *testing.T) {
+	id := regexp.MustCompile(`"id":[0-9]+,`)
+	caps := &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}}
+	meta := mcp.Meta{
+		mcp.MetaKeyClientCapabilities: map[string]any{"sampling": map[string]any{}},
+		mcp.MetaKeyProtocolVersion:    "2026-07-28",
+		"progressToken":               7,
+	}
+	params := &mcp.ReadResourceParams{URI: "note://a<b>"}
+	for _, tc := range []struct {
+		name    string
+		request any
+		meta    map[string]any
+		caps    *mcp.ClientCapabilities
+		match   *TemplateMatch
+		want    string
+	}{
+		{"list", nil, nil, nil, nil, `{"context":{"id":N,"_meta":{}}}`},
+		{"stateful", params, mcp.Meta{"progressToken": "t"}, caps, nil,
+			`{"request":{"uri":"note://a\u003cb\u003e"},"context":{"id":N,"_meta":{"progressToken":"t"},"clientCapabilities":{"sampling":{}}}}`},
+		{"stateless", params, meta, caps, nil,
+			`{"request":{"uri":"note://a\u003cb\u003e"},"context":{"id":N,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":7},"clientCapabilities":{"sampling":{}}}}`},
+		{"capabilities only in _meta", params, meta, nil, nil,
+			`{"request":{"uri":"note://a\u003cb\u003e"},"context":{"id":N,"_meta":{"io.modelcontextprotocol/clientCapabilities":{"sampling":{}},"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":7}}}`},
+		{"template", params, nil, nil, &TemplateMatch{Template: "note://{id}", Variables: map[string]any{"id": "a<b>"}},
+			`{"request":{"uri":"note://a\u003cb\u003e"},"context":{"id":N,"_meta":{},"uriTemplate":"note://{id}","uriVariables":{"id":"a\u003cb\u003e"}}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := envelope(tc.request, tc.meta, tc.caps, tc.match)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !json.Valid(b) {
+				t.Fatalf("envelope is not JSON: %s", b)
+			}
+			if got := id.ReplaceAllString(string(b), `"id":N,`); got != tc.want {
+				t.Errorf("envelope =\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+	if len(meta) != 3 {
+		t.Errorf("envelope modified the request's _meta: %v", meta)
 	}
 }

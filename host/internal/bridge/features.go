@@ -140,7 +140,9 @@ type TemplateMatch struct {
 // URI is not one of the plugin's resources, is the template it matched,
 // whose variables the plugin receives in the call's context.
 func ReadResource(ctx context.Context, p Caller, req *mcp.ReadResourceRequest, match *TemplateMatch) (*mcp.ReadResourceResult, error) {
-	res, err := invoke[mcp.ReadResourceResult](ctx, p, abi.ExportReadResource, req.Params, req.Params.Meta, req.ClientCapabilities(), match)
+	params := *req.Params
+	params.Meta = nil // sent once, in context._meta
+	res, err := invoke[mcp.ReadResourceResult](ctx, p, abi.ExportReadResource, &params, req.Params.Meta, req.ClientCapabilities(), match)
 	if err != nil {
 		return nil, err
 	}
@@ -216,6 +218,7 @@ func GetPrompt(ctx context.Context, p Caller, prompt *mcp.Prompt, pluginName str
 	}
 	params := *req.Params
 	params.Name = pluginName
+	params.Meta = nil // sent once, in context._meta
 	res, err := invoke[mcp.GetPromptResult](ctx, p, abi.ExportGetPrompt, &params, req.Params.Meta, req.ClientCapabilities(), nil)
 	if err != nil {
 		return nil, err
@@ -236,6 +239,7 @@ func GetPrompt(ctx context.Context, p Caller, prompt *mcp.Prompt, pluginName str
 func Complete(ctx context.Context, p Caller, ref *mcp.CompleteReference, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	params := *req.Params
 	params.Ref = ref
+	params.Meta = nil // sent once, in context._meta
 	res, err := invoke[mcp.CompleteResult](ctx, p, abi.ExportComplete, &params, req.Params.Meta, req.ClientCapabilities(), nil)
 	if err != nil {
 		return nil, err

@@ -36,12 +36,22 @@ func (p *Plugin) adapt(export string, input []byte) (string, []byte, error) {
 		case abi.ExportListTools:
 			return v1Describe, nil, nil
 		case abi.ExportCallTool:
-			var in abi.Input
+			var in struct {
+				Request map[string]json.RawMessage `json:"request"`
+				Context struct {
+					Meta json.RawMessage `json:"_meta"`
+				} `json:"context"`
+			}
 			if err := json.Unmarshal(input, &in); err != nil {
 				return "", nil, fmt.Errorf("adapt call_tool input for hyper-mcp v1: %w", err)
 			}
+			// hyper-mcp v1 passes the request's params whole: their _meta,
+			// which the envelope carries in its context only, goes back in.
+			if m := in.Context.Meta; len(m) > 0 && string(m) != "{}" && string(m) != "null" && in.Request != nil {
+				in.Request["_meta"] = m
+			}
 			b, err := json.Marshal(struct {
-				Params json.RawMessage `json:"params"`
+				Params map[string]json.RawMessage `json:"params"`
 			}{in.Request})
 			return v1Call, b, err
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/host/internal/hostfn"
 	"github.com/mcphost/mcphost/internal/testutil"
 )
@@ -53,14 +54,16 @@ func TestHyperMCPPluginsGetOneInstance(t *testing.T) {
 
 // TestExtismHTTPRequestIsRedirected: a module's import of Extism's
 // http_request is renamed to the host's, and nothing else changes; a
-// module without it is left as it is.
+// module without it is left as it is. (The kernel functions' redirect is
+// left out here: TestKernelFunctionsAreKeptPerInstance.)
 func TestExtismHTTPRequestIsRedirected(t *testing.T) {
 	root := testutil.RepoRoot(t)
+	httpOnly := map[importName]importName{{extismEnv, "http_request"}: redirectedImports[importName{extismEnv, "http_request"}]}
 	rstime, err := os.ReadFile(filepath.Join(root, "testdata/hyper-mcp/rstime.wasm"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := renameImports(rstime, redirectedImports)
+	out, err := renameImports(rstime, httpOnly)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,10 +82,10 @@ func TestExtismHTTPRequestIsRedirected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out, err := renameImports(timeWasm, redirectedImports); err != nil || !bytes.Equal(out, timeWasm) {
+	if out, err := renameImports(timeWasm, httpOnly); err != nil || !bytes.Equal(out, timeWasm) {
 		t.Errorf("a module without http_request was changed (%v)", err)
 	}
-	if _, err := renameImports(rstime[:len(rstime)/2], redirectedImports); err == nil {
+	if _, err := renameImports(rstime[:len(rstime)/2], httpOnly); err == nil {
 		t.Error("a truncated module was read without an error")
 	}
 }
@@ -110,4 +113,23 @@ func FuzzRenameImports(f *testing.F) {
 			t.Errorf("renaming twice differs (%v)", err)
 		}
 	})
+}
+
+// TestHyperMCPv1ParamsKeepTheirMeta: hyper-mcp v1's call takes the request
+// params whole; the envelope carries their _meta in its context only (ABI
+// draft 6), so the adapter puts it back, and leaves params without one
+// when the request had none.
+func TestHyperMCPv1ParamsKeepTheirMeta(t *testing.T) {
+	p := &Plugin{flavor: FlavorHyperMCPv1}
+	for _, tc := range []struct{ in, want string }{
+		{`{"request":{"name":"t","arguments":{"a":1}},"context":{"id":1,"_meta":{"progressToken":"x"}}}`,
+			`{"params":{"_meta":{"progressToken":"x"},"arguments":{"a":1},"name":"t"}}`},
+		{`{"request":{"name":"t","arguments":{}},"context":{"id":1,"_meta":{}}}`,
+			`{"params":{"arguments":{},"name":"t"}}`},
+	} {
+		fn, out, err := p.adapt(abi.ExportCallTool, []byte(tc.in))
+		if err != nil || fn != v1Call || string(out) != tc.want {
+			t.Errorf("adapt(%s) = %s, %s, %v; want call, %s", tc.in, fn, out, err, tc.want)
+		}
+	}
 }

@@ -24,10 +24,14 @@ type importName struct{ module, name string }
 // hostfn's, which applies the egress policy. The target module's "mcphost:"
 // prefix is reserved: the interrupt rewrite refuses a module that imports
 // from it itself, so only this redirect reaches it. (http_status_code and http_headers
-// stay Extism's: they read what the host's http_request recorded.)
-var redirectedImports = map[importName]importName{
-	{extismEnv, "http_request"}: {hostfn.ExtismHTTPNamespace, "http_request"},
-}
+// stay Extism's: they read what the host's http_request recorded.) The
+// kernel functions go to kernelImports, which keep them per instance
+// (kernelfuncs.go).
+var redirectedImports = func() map[importName]importName {
+	m := kernelRedirects()
+	m[importName{extismEnv, "http_request"}] = importName{hostfn.ExtismHTTPNamespace, "http_request"}
+	return m
+}()
 
 // renameImports returns b with the imports named in renames renamed; the
 // rest of the module is kept byte for byte. A module without such an import

@@ -20,6 +20,7 @@ type instance struct {
 	*extism.Plugin
 	mem    *memories    // nil: wazero's memories
 	output []*logWriter // its WASI stdout and stderr
+	kernel *kernelFuncs // its kernel's functions, kept (kernelfuncs.go)
 }
 
 // flushOutput logs what the instance wrote to stdout and stderr without

@@ -246,6 +246,7 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 	if !slices.ContainsFunc(hostFuncs, isExtismHTTP) {
 		hostFuncs = append(slices.Clip(hostFuncs), refuseExtismHTTP())
 	}
+	hostFuncs = append(slices.Clip(hostFuncs), kernelImports()...)
 
 	// On Linux each memory is an mmap reservation of its cap (memory.go,
 	// passed to every instantiation). Where that is not available,
@@ -442,7 +443,7 @@ func (p *Plugin) newInstance(ctx context.Context, compiled *extism.CompiledPlugi
 	}
 	inst.SetLogger(p.logPlugin)
 	p.instances.Add(1)
-	return &instance{Plugin: inst, mem: mem, output: []*logWriter{out, errw}}, nil
+	return &instance{Plugin: inst, mem: mem, output: []*logWriter{out, errw}, kernel: &kernelFuncs{}}, nil
 }
 
 // inspect reads the ABI version and the exports from one instance.
@@ -552,7 +553,7 @@ func (p *Plugin) call(ctx context.Context, export string, input []byte) ([]byte,
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
-	rc, out, err := inst.CallWithContext(ctx, fn, input)
+	rc, out, err := inst.CallWithContext(withKernelFuncs(ctx, inst.kernel), fn, input)
 	inst.flushOutput()
 	if err != nil {
 		// A plugin-reported error leaves the instance usable; anything else
