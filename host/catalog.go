@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -322,56 +323,107 @@ func (h *Host) register(lp *loadedPlugin, kind, name string, add func()) {
 	add()
 }
 
-// route finds what serves a request in the current catalog and takes a
-// reference on its plugin generation, so a reload cannot close it under the
-// call. If the generation was retired between the lookup and the
-// reference, the newer catalog (already swapped in) is consulted again.
-func route[E any](h *Host, find func(*catalog) (E, *loadedPlugin, bool)) (E, *loadedPlugin, bool) {
-	for {
-		e, lp, ok := find(h.catalog.Load())
-		if !ok {
-			return e, nil, false
-		}
-		if lp.acquire() {
-			return e, lp, true
-		}
-	}
+// target is what one MCP request names, looked up once per request (by
+// the resolve middleware, see middleware.go): the catalog as it was when
+// the request came in, and in it the plugin generation serving the
+// request's tool, prompt, resource or completion reference. observe,
+// enforceScopes and the handler all read this one target, so they agree
+// on the generation even when a reload swaps the catalog mid-request.
+type target struct {
+	catalog *catalog
+	plugin  *loadedPlugin // nil: nothing in catalog serves the request
+	tool    toolEntry     // tools/call
+	prompt  promptEntry   // prompts/get, and completion of a prompt
+	// match is the template a resources/read URI matched and its
+	// variables (nil for a concrete resource). Handlers copy it before
+	// changing it: MRTR calls a handler again with the same target.
+	match *bridge.TemplateMatch
 }
 
-// servedBy names the plugin that serves req in this catalog ("" for none).
-func (c *catalog) servedBy(req mcp.Request) string {
-	if lp := c.pluginFor(req); lp != nil {
-		return lp.cfg.Name
-	}
-	return ""
-}
-
-// pluginFor returns the plugin that serves req in this catalog, or nil.
-func (c *catalog) pluginFor(req mcp.Request) *loadedPlugin {
-	var lp *loadedPlugin
+// lookup returns the target of req in c; its plugin is nil when no plugin
+// serves req, or req names nothing (a list).
+func (c *catalog) lookup(req mcp.Request) *target {
+	t := &target{catalog: c}
 	switch r := req.(type) {
 	case *mcp.CallToolRequest:
-		lp = c.tools[r.Params.Name].plugin
+		t.tool = c.tools[r.Params.Name]
+		t.plugin = t.tool.plugin
 	case *mcp.GetPromptRequest:
-		lp = c.prompts[r.Params.Name].plugin
+		t.prompt = c.prompts[r.Params.Name]
+		t.plugin = t.prompt.plugin
 	case *mcp.ReadResourceRequest:
-		lp, _ = c.lookupResource(r.Params.URI)
+		t.plugin, t.match, _ = c.matchResource(r.Params.URI)
 	case *mcp.CompleteRequest:
 		if ref := r.Params.Ref; ref != nil {
 			if ref.Type == "ref/prompt" {
-				lp = c.prompts[ref.Name].plugin
+				t.prompt = c.prompts[ref.Name]
+				t.plugin = t.prompt.plugin
 			} else {
-				lp, _ = c.lookupResource(ref.URI)
+				t.plugin, _ = c.lookupResource(ref.URI)
 			}
 		}
 	}
-	return lp
+	return t
+}
+
+// pluginName names the plugin serving t ("" for none).
+func (t *target) pluginName() string {
+	if t == nil || t.plugin == nil {
+		return ""
+	}
+	return t.plugin.cfg.Name
+}
+
+// targetKey is the context key of a request's *target.
+type targetKey struct{}
+
+// withTarget returns ctx carrying t for the steps after resolve.
+func withTarget(ctx context.Context, t *target) context.Context {
+	return context.WithValue(ctx, targetKey{}, t)
+}
+
+// targetOf returns the target resolve put in ctx (nil for none).
+func targetOf(ctx context.Context) *target {
+	t, _ := ctx.Value(targetKey{}).(*target)
+	return t
+}
+
+// route returns the target of req with a reference taken on its plugin
+// generation, so a reload cannot close it under the call (the caller
+// releases t.plugin), or nil when no plugin serves req. It is the target
+// resolve looked up, unless that generation was retired since (a reload
+// replaced it and its last call ended) or nothing served req then: then
+// req is looked up again in the current catalog, as if it came in now, and
+// the new target replaces the old one in place, so that observe reports
+// the plugin that served the call; its scopes are checked again (an error
+// refuses the request).
+func (h *Host) route(ctx context.Context, method string, req mcp.Request) (*target, error) {
+	t := targetOf(ctx)
+	if t == nil { // called outside the request path
+		t = h.catalog.Load().lookup(req)
+	}
+	if t.plugin != nil && t.plugin.acquire() {
+		return t, nil
+	}
+	for {
+		fresh := h.catalog.Load().lookup(req)
+		*t = *fresh
+		if fresh.plugin == nil {
+			return nil, nil
+		}
+		if err := h.scopeRefusal(method, req, fresh); err != nil {
+			return nil, err
+		}
+		if fresh.plugin.acquire() {
+			return t, nil
+		}
+	}
 }
 
 // toolScopes returns the scopes a caller needs to see and call the tool
 // clients know as name (nil for an unknown tool: go-sdk refuses it).
-func (h *Host) toolScopes(name string) []string {
-	e, ok := h.catalog.Load().tools[name]
+func (c *catalog) toolScopes(name string) []string {
+	e, ok := c.tools[name]
 	if !ok {
 		return nil
 	}

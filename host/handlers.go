@@ -1,8 +1,9 @@
 package host
 
 // The MCP method handlers: the last step of the request path (see
-// middleware.go). Each finds what serves its request, calls the plugin
-// through bridge, and checks what the plugin asks of the client.
+// middleware.go). Each takes the target the request path looked up
+// (route, in catalog.go), calls its plugin through bridge, and checks what
+// the plugin asks of the client.
 
 import (
 	"context"
@@ -30,15 +31,15 @@ func withRequest(ctx context.Context, session *mcp.ServerSession, progressToken 
 
 // callTool serves tools/call for every tool.
 func (h *Host) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	e, lp, ok := route(h, func(c *catalog) (toolEntry, *loadedPlugin, bool) {
-		e, ok := c.tools[req.Params.Name]
-		return e, e.plugin, ok
-	})
-	if !ok {
+	t, err := h.route(ctx, "tools/call", req)
+	if err != nil {
+		return nil, err
+	}
+	if t == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Params.Name)}
 	}
-	defer lp.release()
-	res, err := bridge.CallTool(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.ClientCapabilities(), req.Extra), lp.plugin, e.tool, req)
+	defer t.plugin.release()
+	res, err := bridge.CallTool(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.ClientCapabilities(), req.Extra), t.plugin.plugin, t.tool.tool, req)
 	if err == nil && res != nil {
 		if missing := undeclaredInput(res.InputRequests, req.ClientCapabilities()); len(missing) > 0 {
 			failed := &mcp.CallToolResult{}
@@ -92,13 +93,14 @@ func missingCapabilitiesError(what string, missing []string) error {
 
 // readResource serves resources/read for every resource and template.
 func (h *Host) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	match, lp, ok := route(h, func(c *catalog) (*bridge.TemplateMatch, *loadedPlugin, bool) {
-		lp, match, ok := c.matchResource(req.Params.URI)
-		return match, lp, ok
-	})
-	if !ok {
+	t, err := h.route(ctx, "resources/read", req)
+	if err != nil {
+		return nil, err
+	}
+	if t == nil {
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	}
+	lp := t.plugin
 	defer lp.release()
 	if own := lp.pluginURI(req.Params.URI); own != req.Params.URI {
 		params := *req.Params
@@ -107,8 +109,11 @@ func (h *Host) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (
 		r.Params = &params
 		req = &r
 	}
-	if match != nil {
-		match.Template = lp.pluginURI(match.Template)
+	var match *bridge.TemplateMatch
+	if t.match != nil {
+		own := *t.match // the target's stays as clients know it
+		own.Template = lp.pluginURI(own.Template)
+		match = &own
 	}
 	res, err := bridge.ReadResource(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.ClientCapabilities(), req.Extra), lp.plugin, req, match)
 	if err == nil && res != nil {
@@ -121,13 +126,14 @@ func (h *Host) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (
 
 // getPrompt serves prompts/get for every prompt.
 func (h *Host) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	e, lp, ok := route(h, func(c *catalog) (promptEntry, *loadedPlugin, bool) {
-		e, ok := c.prompts[req.Params.Name]
-		return e, e.plugin, ok
-	})
-	if !ok {
+	t, err := h.route(ctx, "prompts/get", req)
+	if err != nil {
+		return nil, err
+	}
+	if t == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Params.Name)}
 	}
+	lp, e := t.plugin, t.prompt
 	defer lp.release()
 	res, err := bridge.GetPrompt(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.ClientCapabilities(), req.Extra), lp.plugin, e.prompt, lp.pluginPromptName(e.prompt.Name), req)
 	if err == nil && res != nil {
@@ -148,17 +154,14 @@ func (h *Host) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.Com
 	if ref.Type != "ref/prompt" && ref.Type != "ref/resource" {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("completion: unknown ref type %q", ref.Type)}
 	}
-	_, lp, ok := route(h, func(c *catalog) (struct{}, *loadedPlugin, bool) {
-		if ref.Type == "ref/prompt" {
-			e, ok := c.prompts[ref.Name]
-			return struct{}{}, e.plugin, ok
-		}
-		lp, ok := c.lookupResource(ref.URI)
-		return struct{}{}, lp, ok
-	})
-	if !ok {
+	t, err := h.route(ctx, "completion/complete", req)
+	if err != nil {
+		return nil, err
+	}
+	if t == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("completion: no prompt or resource template %q", ref.Name+ref.URI)}
 	}
+	lp := t.plugin
 	defer lp.release()
 	if !lp.plugin.Has("complete") {
 		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil

@@ -20,13 +20,20 @@ package host
 //
 //	M1 revisionFields               drops ttlMs/cacheScope from results for sessions before 2026-07-28
 //	M2 toolErrorsFromInputRequests  go-sdk's failure to get a client's input becomes an isError tool result
-//	M3 observe                      metrics and the audit log of calls that reach a plugin
-//	M4 limitInFlight                at most maxInFlightPerSession requests per session
-//	M5 enforceScopes                [server.auth]: lists filtered and items refused by the token's scopes
-//	M6 countInFlight                counts the request and ties it to its session's and the host's life
+//	M3 resolve                      looks the target up once: catalog snapshot + plugin generation, into ctx
+//	M4 observe                      metrics and the audit log of calls that reach a plugin
+//	M5 limitInFlight                at most maxInFlightPerSession requests per session
+//	M6 enforceScopes                [server.auth]: lists filtered and items refused by the token's scopes
+//	M7 countInFlight                counts the request and ties it to its session's and the host's life
 //	   go-sdk's multi-round-trip middleware, then its dispatch (tool input checked against the schema)
-//	   the handler (handlers.go): callTool, readResource, getPrompt, complete, subscribe
+//	   the handler (handlers.go): callTool, readResource, getPrompt, complete, subscribe;
+//	   route (catalog.go) takes a reference on the target's generation
 //	   -> bridge (MCP <-> plugin ABI) -> the plugin generation's instance pool -> a Wasm instance
+//
+// The catalog is loaded once per MCP request (M3), and once more per HTTP
+// POST when H4 checks tool scopes: H4 runs before go-sdk has decoded the
+// request, so it cannot hand its lookup on. route looks again only when
+// the generation M3 found was retired meanwhile (a reload).
 //
 // docs/architecture.md draws the whole path of a tools/call.
 
@@ -69,10 +76,10 @@ func (h *Host) httpChain(mcpHandler http.Handler, listenAddr string, stateless b
 	return newOriginGuard(listenAddr, h.settings.AllowedOrigins).wrap(handler) // H1
 }
 
-// mcpMiddleware is the host's receiving middleware, M1 to M6 above, in the
+// mcpMiddleware is the host's receiving middleware, M1 to M7 above, in the
 // order go-sdk's AddReceivingMiddleware takes it (the first runs first).
 func (h *Host) mcpMiddleware() []mcp.Middleware {
-	return []mcp.Middleware{revisionFields, toolErrorsFromInputRequests, h.observe, h.limitInFlight, h.enforceScopes, h.countInFlight}
+	return []mcp.Middleware{revisionFields, toolErrorsFromInputRequests, h.resolve, h.observe, h.limitInFlight, h.enforceScopes, h.countInFlight}
 }
 
 // originGuard refuses requests addressed to another host or sent by a page
@@ -199,10 +206,11 @@ func (h *Host) guardBatches(next http.Handler) http.Handler {
 func (h *Host) checkToolScopes(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := mcpauth.TokenInfoFromContext(r.Context())
+		c := h.catalog.Load() // one catalog for every call of a batch
 		lookup := func(name string) []string {
-			required := h.toolScopes(name)
+			required := c.toolScopes(name)
 			if !auth.HasScopes(info, required) {
-				h.recordRefusal(r, info, name, required)
+				h.recordRefusal(r, c, info, name, required)
 			}
 			return required
 		}
@@ -211,9 +219,9 @@ func (h *Host) checkToolScopes(next http.Handler) http.Handler {
 }
 
 // recordRefusal counts and audits a tools/call refused for its scopes.
-func (h *Host) recordRefusal(r *http.Request, info *mcpauth.TokenInfo, tool string, required []string) {
+func (h *Host) recordRefusal(r *http.Request, c *catalog, info *mcpauth.TokenInfo, tool string, required []string) {
 	pluginName := ""
-	if e, ok := h.catalog.Load().tools[tool]; ok {
+	if e, ok := c.tools[tool]; ok {
 		pluginName = e.plugin.cfg.Name
 	}
 	h.metrics.calls.WithLabelValues("tools/call", pluginName, tool, "denied").Inc()
@@ -314,6 +322,21 @@ func toolErrorsFromInputRequests(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
+// resolve is a receiving middleware that looks up, once, what a request
+// names (its target: the current catalog, and the plugin generation
+// serving its tool, prompt, resource or completion reference) and puts it
+// in ctx, where observe, enforceScopes and the handler (route) read it.
+// Lists get a target too, for enforceScopes to filter them by the same
+// catalog.
+func (h *Host) resolve(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if !scopedMethods[method] {
+			return next(ctx, method, req)
+		}
+		return next(withTarget(ctx, h.catalog.Load().lookup(req)), method, req)
+	}
+}
+
 // observe is a receiving middleware: metrics and the audit log for every
 // request that reaches a plugin, and a count of sessions started.
 func (h *Host) observe(next mcp.MethodHandler) mcp.MethodHandler {
@@ -326,9 +349,11 @@ func (h *Host) observe(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		began := time.Now()
 		name := requestTarget(req)
-		pluginName := h.catalog.Load().servedBy(req)
 		res, err := next(ctx, method, req)
 		took := time.Since(began)
+		// After the call: the handler updates the target when it had to
+		// look the request up again (see route).
+		pluginName := targetOf(ctx).pluginName()
 
 		outcome, message := outcomeOf(ctx, res, err)
 		h.metrics.calls.WithLabelValues(method, pluginName, metricName(method, name), outcome).Inc()
@@ -389,24 +414,15 @@ func (h *Host) enforceScopes(next mcp.MethodHandler) mcp.MethodHandler {
 		if h.auth == nil || !scopedMethods[method] {
 			return next(ctx, method, req)
 		}
-		var info *mcpauth.TokenInfo
-		if extra := req.GetExtra(); extra != nil {
-			info = extra.TokenInfo
+		t := targetOf(ctx)
+		if t == nil { // not through resolve
+			t = h.catalog.Load().lookup(req)
 		}
-		c := h.catalog.Load()
-		switch r := req.(type) {
-		case *mcp.CallToolRequest:
-			if e, ok := c.tools[r.Params.Name]; ok {
-				if required := pluginScopes(e.plugin, e.tool.PluginName); !auth.HasScopes(info, required) {
-					return nil, scopeError("tool", r.Params.Name, required)
-				}
-			}
-		case *mcp.GetPromptRequest, *mcp.ReadResourceRequest, *mcp.CompleteRequest:
-			name := requestTarget(req)
-			if lp := c.pluginFor(req); lp != nil && !auth.HasScopes(info, lp.cfg.Scopes) {
-				return nil, scopeError(method, name, lp.cfg.Scopes)
-			}
+		if err := h.scopeRefusal(method, req, t); err != nil {
+			return nil, err
 		}
+		info := tokenInfo(req)
+		c := t.catalog
 		res, err := next(ctx, method, req)
 		if err != nil {
 			return res, err

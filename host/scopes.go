@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"slices"
 
+	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/internal/auth"
 )
 
 // codeInsufficientScope is the JSON-RPC error code of a request refused
@@ -41,4 +45,35 @@ func scopeError(kind, name string, required []string) error {
 		Message: fmt.Sprintf("insufficient scope: %s %q needs scopes %v", kind, name, required),
 		Data:    data,
 	}
+}
+
+// tokenInfo returns the verified token a request came with (nil for none).
+func tokenInfo(req mcp.Request) *mcpauth.TokenInfo {
+	if extra := req.GetExtra(); extra != nil {
+		return extra.TokenInfo
+	}
+	return nil
+}
+
+// scopeRefusal returns the error refusing req, for method, when its token's
+// scopes do not reach t, its target: a tool's plugin and tool scopes, the
+// plugin scopes of a prompt, resource or completion. It returns nil when
+// they do, when no plugin serves req (go-sdk or the handler refuses it) and
+// without [server.auth].
+func (h *Host) scopeRefusal(method string, req mcp.Request, t *target) error {
+	if h.auth == nil || t.plugin == nil {
+		return nil
+	}
+	info := tokenInfo(req)
+	switch r := req.(type) {
+	case *mcp.CallToolRequest:
+		if required := pluginScopes(t.plugin, t.tool.tool.PluginName); !auth.HasScopes(info, required) {
+			return scopeError("tool", r.Params.Name, required)
+		}
+	case *mcp.GetPromptRequest, *mcp.ReadResourceRequest, *mcp.CompleteRequest:
+		if !auth.HasScopes(info, t.plugin.cfg.Scopes) {
+			return scopeError(method, requestTarget(req), t.plugin.cfg.Scopes)
+		}
+	}
+	return nil
 }
