@@ -7,8 +7,8 @@ package host
 //
 //	H1 originGuard.wrap     Host and Origin headers: 403 for another host or a foreign page (DNS rebinding)
 //	H2 auth.Middleware      [server.auth]: a valid bearer token, else 401 (the metadata is mounted outside)
-//	H3 guardBatches         reads a POST body once (413 past go-sdk's limit); 400 for a batch the session may not send
-//	H4 checkToolScopes      [server.auth]: 403 insufficient_scope for a tools/call the token's scopes do not reach
+//	H3 guardBatches         reads a POST body, once for every step (413 past go-sdk's limit); 400 for a batch the session may not send
+//	H4 checkToolScopes      [server.auth]: tool names decoded from that body; 403 insufficient_scope for a tools/call the token's scopes do not reach
 //	H5 trackIdleSessions    stateful: cancels the requests of a session go-sdk's idle timer closes
 //	H6 endRequestsOnDelete  DELETE: cancels the session's requests first, so go-sdk's close does not wait on them
 //	   go-sdk's Streamable HTTP handler: session, JSON-RPC decoding, one MCP request each
@@ -155,33 +155,22 @@ func isLoopbackHost(hostport string) bool {
 }
 
 // guardBatches is HTTP middleware in front of go-sdk's Streamable HTTP
-// handler. It reads a POST body whole, up to go-sdk's own limit
-// (mcp.DefaultMaxRequestBodyBytes; a larger body gets 413 as go-sdk would
-// answer), and refuses a JSON-RPC batch with 400 and a JSON-RPC error
-// (-32600) when the server is stateless (revision 2026-07-28), when the
-// Mcp-Protocol-Version header or the session's initialized revision is
-// after 2025-03-26, when it opens a session or its session is not
-// initialized, or when inspectBatch finds it too long or unreadable. Other
-// requests reach next with the same bytes.
+// handler. It reads a POST body whole (readBody), and refuses a JSON-RPC
+// batch with 400 and a JSON-RPC error (-32600) when the server is
+// stateless (revision 2026-07-28), when the Mcp-Protocol-Version header or
+// the session's initialized revision is after 2025-03-26, when it opens a
+// session or its session is not initialized, or when inspectBatch finds it
+// too long or unreadable. Other requests reach next with the same bytes.
 func (h *Host) guardBatches(next http.Handler) http.Handler {
-	const maxBody = mcp.DefaultMaxRequestBodyBytes
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-		r.Body.Close()
-		if err != nil {
-			http.Error(w, "Bad Request: read body: "+err.Error(), http.StatusBadRequest)
+		body, ok := readBody(w, r)
+		if !ok {
 			return
 		}
-		if len(body) > maxBody {
-			http.Error(w, fmt.Sprintf("Request Entity Too Large: body exceeds %d bytes", maxBody), http.StatusRequestEntityTooLarge)
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 		if isBatch(body) {
 			refusal := h.httpBatchRefusal(r)
 			if refusal == "" {
@@ -199,22 +188,83 @@ func (h *Host) guardBatches(next http.Handler) http.Handler {
 	})
 }
 
+// bufferedBody is a request body read whole by readBody: go-sdk reads it
+// as any body, and a later step takes its bytes without reading it again.
+type bufferedBody struct {
+	bytes.Reader
+	data []byte
+}
+
+// Close implements io.Closer.
+func (*bufferedBody) Close() error { return nil }
+
+// readBody returns r's body whole, reading it at most once however many
+// steps ask: the first reads it, up to go-sdk's own limit
+// (mcp.DefaultMaxRequestBodyBytes; a larger body gets 413 as go-sdk would
+// answer), and puts the bytes back as r.Body for the next. When it cannot,
+// it has answered w and returns false.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	const maxBody = mcp.DefaultMaxRequestBodyBytes
+	if b, ok := r.Body.(*bufferedBody); ok {
+		return b.data, true
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	r.Body.Close()
+	if err != nil {
+		http.Error(w, "Bad Request: read body: "+err.Error(), http.StatusBadRequest)
+		return nil, false
+	}
+	if len(body) > maxBody {
+		http.Error(w, fmt.Sprintf("Request Entity Too Large: body exceeds %d bytes", maxBody), http.StatusRequestEntityTooLarge)
+		return nil, false
+	}
+	b := &bufferedBody{data: body}
+	b.Reset(body)
+	r.Body = b
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return body, true
+}
+
 // checkToolScopes refuses, with HTTP 403 insufficient_scope, a tools/call
-// for a tool the request's token has not the scopes for (see
-// auth.RequireToolScopes), and counts and audits each refusal: the request
-// never reaches the MCP server, where calls are otherwise observed.
+// for a tool the request's token has not the scopes for, before go-sdk
+// queues it, and counts and audits each refusal: the request never reaches
+// the MCP server, where calls are otherwise observed. It takes the body
+// guardBatches read (readBody), decodes the tool names as go-sdk will see
+// them (auth.ToolCalls: 400 for what it cannot read), and looks every name
+// of a batch up in one catalog; one refused call refuses the whole batch.
+// auth.RequireToolScopes is the same check for a server of its own.
 func (h *Host) checkToolScopes(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		info := mcpauth.TokenInfoFromContext(r.Context())
-		c := h.catalog.Load() // one catalog for every call of a batch
-		lookup := func(name string) []string {
-			required := c.toolScopes(name)
-			if !auth.HasScopes(info, required) {
-				h.recordRefusal(r, c, info, name, required)
-			}
-			return required
+		if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
 		}
-		h.auth.RequireToolScopes(lookup, 0)(next).ServeHTTP(w, r)
+		body, ok := readBody(w, r)
+		if !ok {
+			return
+		}
+		names, err := auth.ToolCalls(body)
+		if err != nil {
+			http.Error(w, "Bad Request: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		if len(names) > 0 {
+			info := mcpauth.TokenInfoFromContext(r.Context())
+			if info == nil {
+				h.auth.Unauthorized(w)
+				return
+			}
+			c := h.catalog.Load() // one catalog for every call of a batch
+			for _, name := range names {
+				if required := c.toolScopes(name); !auth.HasScopes(info, required) {
+					h.logger.Debug("tools/call refused: insufficient scope", "tool", name, "subject", auth.Subject(info), "required", required)
+					h.recordRefusal(r, c, info, name, required)
+					h.auth.InsufficientScope(w, required, "tool "+name+" needs more scope")
+					return
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 
