@@ -342,8 +342,8 @@ type target struct {
 
 // lookup returns the target of req in c; its plugin is nil when no plugin
 // serves req, or req names nothing (a list).
-func (c *catalog) lookup(req mcp.Request) *target {
-	t := &target{catalog: c}
+func (c *catalog) lookup(req mcp.Request) target {
+	t := target{catalog: c}
 	switch r := req.(type) {
 	case *mcp.CallToolRequest:
 		t.tool = c.tools[r.Params.Name]
@@ -374,12 +374,24 @@ func (t *target) pluginName() string {
 	return t.plugin.cfg.Name
 }
 
+// targetContext is a request's context carrying its target (resolve makes
+// it): one allocation for both, where context.WithValue and a *target
+// would take two on every request.
+type targetContext struct {
+	context.Context
+	target target
+}
+
 // targetKey is the context key of a request's *target.
 type targetKey struct{}
 
-// withTarget returns ctx carrying t for the steps after resolve.
-func withTarget(ctx context.Context, t *target) context.Context {
-	return context.WithValue(ctx, targetKey{}, t)
+// Value implements context.Context: the target for targetKey, else what
+// the parent holds.
+func (c *targetContext) Value(key any) any {
+	if key == (targetKey{}) {
+		return &c.target
+	}
+	return c.Context.Value(key)
 }
 
 // targetOf returns the target resolve put in ctx (nil for none).
@@ -400,21 +412,21 @@ func targetOf(ctx context.Context) *target {
 func (h *Host) route(ctx context.Context, method string, req mcp.Request) (*target, error) {
 	t := targetOf(ctx)
 	if t == nil { // called outside the request path
-		t = h.catalog.Load().lookup(req)
+		fresh := h.catalog.Load().lookup(req)
+		t = &fresh
 	}
 	if t.plugin != nil && t.plugin.acquire() {
 		return t, nil
 	}
 	for {
-		fresh := h.catalog.Load().lookup(req)
-		*t = *fresh
-		if fresh.plugin == nil {
+		*t = h.catalog.Load().lookup(req)
+		if t.plugin == nil {
 			return nil, nil
 		}
-		if err := h.scopeRefusal(method, req, fresh); err != nil {
+		if err := h.scopeRefusal(method, req, t); err != nil {
 			return nil, err
 		}
-		if fresh.plugin.acquire() {
+		if t.plugin.acquire() {
 			return t, nil
 		}
 	}

@@ -383,7 +383,7 @@ func (h *Host) resolve(next mcp.MethodHandler) mcp.MethodHandler {
 		if !scopedMethods[method] {
 			return next(ctx, method, req)
 		}
-		return next(withTarget(ctx, h.catalog.Load().lookup(req)), method, req)
+		return next(&targetContext{Context: ctx, target: h.catalog.Load().lookup(req)}, method, req)
 	}
 }
 
@@ -466,7 +466,8 @@ func (h *Host) enforceScopes(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		t := targetOf(ctx)
 		if t == nil { // not through resolve
-			t = h.catalog.Load().lookup(req)
+			fresh := h.catalog.Load().lookup(req)
+			t = &fresh
 		}
 		if err := h.scopeRefusal(method, req, t); err != nil {
 			return nil, err

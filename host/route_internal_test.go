@@ -31,7 +31,7 @@ func TestRouteRunsTheCallOnTheGenerationResolved(t *testing.T) {
 	cur, curCatalog := generationOf("new")
 	h := &Host{}
 	h.catalog.Store(curCatalog) // the reload swapped the catalog after resolve
-	ctx := withTarget(context.Background(), oldCatalog.lookup(req))
+	ctx := &targetContext{Context: context.Background(), target: oldCatalog.lookup(req)}
 
 	got, err := h.route(ctx, "tools/call", req)
 	if err != nil || got == nil {
@@ -61,7 +61,7 @@ func TestRouteChecksScopesOfAGenerationLookedUpAgain(t *testing.T) {
 	_, curCatalog := generationOf("p", "admin") // the reload asks for a scope
 	h := &Host{auth: &auth.ResourceServer{}}
 	h.catalog.Store(curCatalog)
-	ctx := withTarget(context.Background(), oldCatalog.lookup(req))
+	ctx := &targetContext{Context: context.Background(), target: oldCatalog.lookup(req)}
 	if err := h.scopeRefusal("tools/call", req, targetOf(ctx)); err != nil {
 		t.Fatalf("the resolved target needs no scope, yet: %v", err)
 	}
