@@ -2,13 +2,11 @@ package host
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -119,51 +117,6 @@ func rpcErrorBody(code int64, message string) []byte {
 	return b
 }
 
-// guardBatches is HTTP middleware in front of go-sdk's Streamable HTTP
-// handler. It reads a POST body whole, up to go-sdk's own limit
-// (mcp.DefaultMaxRequestBodyBytes; a larger body gets 413 as go-sdk would
-// answer), and refuses a JSON-RPC batch with 400 and a JSON-RPC error
-// (-32600) when the server is stateless (revision 2026-07-28), when the
-// Mcp-Protocol-Version header or the session's initialized revision is
-// after 2025-03-26, when it opens a session or its session is not
-// initialized, or when inspectBatch finds it too long or unreadable. Other
-// requests reach next with the same bytes.
-func (h *Host) guardBatches(next http.Handler) http.Handler {
-	const maxBody = mcp.DefaultMaxRequestBodyBytes
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
-			next.ServeHTTP(w, r)
-			return
-		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-		r.Body.Close()
-		if err != nil {
-			http.Error(w, "Bad Request: read body: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		if len(body) > maxBody {
-			http.Error(w, fmt.Sprintf("Request Entity Too Large: body exceeds %d bytes", maxBody), http.StatusRequestEntityTooLarge)
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-		if isBatch(body) {
-			refusal := h.httpBatchRefusal(r)
-			if refusal == "" {
-				refusal = inspectBatch(body)
-			}
-			if refusal != "" {
-				h.logger.Warn("JSON-RPC batch refused", "session", r.Header.Get("Mcp-Session-Id"), "bytes", len(body), "reason", refusal)
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusBadRequest)
-				_, _ = w.Write(rpcErrorBody(jsonrpc.CodeInvalidRequest, refusal))
-				return
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
 // httpBatchRefusal returns why the session of r may not send a batch (""
 // if it may, or if go-sdk will refuse r anyway: an unknown session).
 func (h *Host) httpBatchRefusal(r *http.Request) string {
@@ -211,29 +164,6 @@ func (l *sessionLimits) release(s mcp.Session) {
 	defer l.mu.Unlock()
 	if l.inFlight[s]--; l.inFlight[s] <= 0 {
 		delete(l.inFlight, s)
-	}
-}
-
-// limitInFlight is a receiving middleware that refuses a request (not a
-// notification) when its session already has maxInFlightPerSession being
-// handled, with codeTooManyRequests: however a client sends requests — in
-// batches or many HTTP POSTs at once — one session cannot queue unbounded
-// work in the host.
-func (h *Host) limitInFlight(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if strings.HasPrefix(method, "notifications/") {
-			return next(ctx, method, req)
-		}
-		s := req.GetSession()
-		if !h.perSession.acquire(s, maxInFlightPerSession) {
-			h.logger.Debug("request refused: too many in flight in its session", "method", method, "limit", maxInFlightPerSession)
-			return nil, &jsonrpc.Error{
-				Code:    codeTooManyRequests,
-				Message: fmt.Sprintf("too many requests in flight in this session (at most %d): wait for answers before sending more", maxInFlightPerSession),
-			}
-		}
-		defer h.perSession.release(s)
-		return next(ctx, method, req)
 	}
 }
 

@@ -4,15 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
-	"strings"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/internal/bridge"
-	"github.com/mcphost/mcphost/host/internal/hostfn"
 	"github.com/mcphost/mcphost/internal/uritemplate"
 )
 
@@ -327,168 +323,121 @@ func (h *Host) register(lp *loadedPlugin, kind, name string, add func()) {
 	add()
 }
 
-// route finds what serves a request in the current catalog and takes a
-// reference on its plugin generation, so a reload cannot close it under the
-// call. If the generation was retired between the lookup and the
-// reference, the newer catalog (already swapped in) is consulted again.
-func route[E any](h *Host, find func(*catalog) (E, *loadedPlugin, bool)) (E, *loadedPlugin, bool) {
+// target is what one MCP request names, looked up once per request (by
+// the resolve middleware, see middleware.go): the catalog as it was when
+// the request came in, and in it the plugin generation serving the
+// request's tool, prompt, resource or completion reference. observe,
+// enforceScopes and the handler all read this one target, so they agree
+// on the generation even when a reload swaps the catalog mid-request.
+type target struct {
+	catalog *catalog
+	plugin  *loadedPlugin // nil: nothing in catalog serves the request
+	tool    toolEntry     // tools/call
+	prompt  promptEntry   // prompts/get, and completion of a prompt
+	// match is the template a resources/read URI matched and its
+	// variables (nil for a concrete resource). Handlers copy it before
+	// changing it: MRTR calls a handler again with the same target.
+	match *bridge.TemplateMatch
+}
+
+// lookup returns the target of req in c; its plugin is nil when no plugin
+// serves req, or req names nothing (a list).
+func (c *catalog) lookup(req mcp.Request) target {
+	t := target{catalog: c}
+	switch r := req.(type) {
+	case *mcp.CallToolRequest:
+		t.tool = c.tools[r.Params.Name]
+		t.plugin = t.tool.plugin
+	case *mcp.GetPromptRequest:
+		t.prompt = c.prompts[r.Params.Name]
+		t.plugin = t.prompt.plugin
+	case *mcp.ReadResourceRequest:
+		t.plugin, t.match, _ = c.matchResource(r.Params.URI)
+	case *mcp.CompleteRequest:
+		if ref := r.Params.Ref; ref != nil {
+			if ref.Type == "ref/prompt" {
+				t.prompt = c.prompts[ref.Name]
+				t.plugin = t.prompt.plugin
+			} else {
+				t.plugin, _ = c.lookupResource(ref.URI)
+			}
+		}
+	}
+	return t
+}
+
+// pluginName names the plugin serving t ("" for none).
+func (t *target) pluginName() string {
+	if t == nil || t.plugin == nil {
+		return ""
+	}
+	return t.plugin.cfg.Name
+}
+
+// targetContext is a request's context carrying its target (resolve makes
+// it): one allocation for both, where context.WithValue and a *target
+// would take two on every request.
+type targetContext struct {
+	context.Context
+	target target
+}
+
+// targetKey is the context key of a request's *target.
+type targetKey struct{}
+
+// Value implements context.Context: the target for targetKey, else what
+// the parent holds.
+func (c *targetContext) Value(key any) any {
+	if key == (targetKey{}) {
+		return &c.target
+	}
+	return c.Context.Value(key)
+}
+
+// targetOf returns the target resolve put in ctx (nil for none).
+func targetOf(ctx context.Context) *target {
+	t, _ := ctx.Value(targetKey{}).(*target)
+	return t
+}
+
+// route returns the target of req with a reference taken on its plugin
+// generation, so a reload cannot close it under the call (the caller
+// releases t.plugin), or nil when no plugin serves req. It is the target
+// resolve looked up, unless that generation was retired since (a reload
+// replaced it and its last call ended) or nothing served req then: then
+// req is looked up again in the current catalog, as if it came in now, and
+// the new target replaces the old one in place, so that observe reports
+// the plugin that served the call; its scopes are checked again (an error
+// refuses the request).
+func (h *Host) route(ctx context.Context, method string, req mcp.Request) (*target, error) {
+	t := targetOf(ctx)
+	if t == nil { // called outside the request path
+		fresh := h.catalog.Load().lookup(req)
+		t = &fresh
+	}
+	if t.plugin != nil && t.plugin.acquire() {
+		return t, nil
+	}
 	for {
-		e, lp, ok := find(h.catalog.Load())
-		if !ok {
-			return e, nil, false
+		*t = h.catalog.Load().lookup(req)
+		if t.plugin == nil {
+			return nil, nil
 		}
-		if lp.acquire() {
-			return e, lp, true
+		if err := h.scopeRefusal(method, req, t); err != nil {
+			return nil, err
+		}
+		if t.plugin.acquire() {
+			return t, nil
 		}
 	}
 }
 
-// withRequest puts the MCP request a plugin call serves into ctx, for the
-// host functions.
-func withRequest(ctx context.Context, session *mcp.ServerSession, progressToken any, caps *mcp.ClientCapabilities, extra *mcp.RequestExtra) context.Context {
-	r := &hostfn.Request{Session: session, ProgressToken: progressToken, Capabilities: caps}
-	if extra != nil {
-		r.CloseSSEStream = extra.CloseSSEStream
-	}
-	return hostfn.WithRequest(ctx, r)
-}
-
-// callTool serves tools/call for every tool.
-func (h *Host) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	e, lp, ok := route(h, func(c *catalog) (toolEntry, *loadedPlugin, bool) {
-		e, ok := c.tools[req.Params.Name]
-		return e, e.plugin, ok
-	})
+// toolScopes returns the scopes a caller needs to see and call the tool
+// clients know as name (nil for an unknown tool: go-sdk refuses it).
+func (c *catalog) toolScopes(name string) []string {
+	e, ok := c.tools[name]
 	if !ok {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Params.Name)}
+		return nil
 	}
-	defer lp.release()
-	res, err := bridge.CallTool(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.ClientCapabilities(), req.Extra), lp.plugin, e.tool, req)
-	if err == nil && res != nil {
-		if missing := undeclaredInput(res.InputRequests, req.ClientCapabilities()); len(missing) > 0 {
-			failed := &mcp.CallToolResult{}
-			failed.SetError(fmt.Errorf("tool %q needs to ask the client for %s, which this client did not declare it supports",
-				req.Params.Name, strings.Join(missing, " and ")))
-			return failed, nil
-		}
-	}
-	return res, err
-}
-
-// undeclaredInput lists the capabilities that the input requests of a
-// plugin's result (multi-round trip) need and that the client did not
-// declare, sorted: asking a client for sampling, elicitation or roots it
-// did not declare is what the specification forbids.
-func undeclaredInput(requests mcp.InputRequestMap, caps *mcp.ClientCapabilities) []string {
-	seen := map[string]bool{}
-	for _, ir := range requests {
-		if c := hostfn.MissingCapability(caps, ir); c != "" {
-			seen[c] = true
-		}
-	}
-	missing := make([]string, 0, len(seen))
-	for c := range seen {
-		missing = append(missing, c)
-	}
-	sort.Strings(missing)
-	return missing
-}
-
-// missingCapabilitiesError is the error (SEP-2575's
-// MissingRequiredClientCapabilities) for a prompt or resource whose plugin
-// needs to ask the client what it did not declare.
-func missingCapabilitiesError(what string, missing []string) error {
-	required := map[string]any{}
-	for _, c := range missing {
-		name, sub, _ := strings.Cut(c, ".")
-		if sub == "" {
-			required[name] = map[string]any{}
-		} else {
-			required[name] = map[string]any{sub: map[string]any{}}
-		}
-	}
-	data, _ := json.Marshal(map[string]any{"requiredCapabilities": required})
-	return &jsonrpc.Error{
-		Code:    mcp.CodeMissingRequiredClientCapabilities,
-		Message: fmt.Sprintf("%s needs to ask the client for %s, which this client did not declare it supports", what, strings.Join(missing, " and ")),
-		Data:    data,
-	}
-}
-
-// readResource serves resources/read for every resource and template.
-func (h *Host) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	match, lp, ok := route(h, func(c *catalog) (*bridge.TemplateMatch, *loadedPlugin, bool) {
-		lp, match, ok := c.matchResource(req.Params.URI)
-		return match, lp, ok
-	})
-	if !ok {
-		return nil, mcp.ResourceNotFoundError(req.Params.URI)
-	}
-	defer lp.release()
-	if own := lp.pluginURI(req.Params.URI); own != req.Params.URI {
-		params := *req.Params
-		params.URI = own
-		r := *req
-		r.Params = &params
-		req = &r
-	}
-	if match != nil {
-		match.Template = lp.pluginURI(match.Template)
-	}
-	res, err := bridge.ReadResource(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.ClientCapabilities(), req.Extra), lp.plugin, req, match)
-	if err == nil && res != nil {
-		if missing := undeclaredInput(res.InputRequests, req.ClientCapabilities()); len(missing) > 0 {
-			return nil, missingCapabilitiesError(fmt.Sprintf("resource %q", req.Params.URI), missing)
-		}
-	}
-	return res, err
-}
-
-// getPrompt serves prompts/get for every prompt.
-func (h *Host) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	e, lp, ok := route(h, func(c *catalog) (promptEntry, *loadedPlugin, bool) {
-		e, ok := c.prompts[req.Params.Name]
-		return e, e.plugin, ok
-	})
-	if !ok {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Params.Name)}
-	}
-	defer lp.release()
-	res, err := bridge.GetPrompt(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.ClientCapabilities(), req.Extra), lp.plugin, e.prompt, lp.pluginPromptName(e.prompt.Name), req)
-	if err == nil && res != nil {
-		if missing := undeclaredInput(res.InputRequests, req.ClientCapabilities()); len(missing) > 0 {
-			return nil, missingCapabilitiesError(fmt.Sprintf("prompt %q", req.Params.Name), missing)
-		}
-	}
-	return res, err
-}
-
-// complete routes completion/complete to the plugin owning the prompt or
-// resource template the reference names.
-func (h *Host) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-	ref := req.Params.Ref
-	if ref == nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "completion: ref is missing"}
-	}
-	if ref.Type != "ref/prompt" && ref.Type != "ref/resource" {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("completion: unknown ref type %q", ref.Type)}
-	}
-	_, lp, ok := route(h, func(c *catalog) (struct{}, *loadedPlugin, bool) {
-		if ref.Type == "ref/prompt" {
-			e, ok := c.prompts[ref.Name]
-			return struct{}{}, e.plugin, ok
-		}
-		lp, ok := c.lookupResource(ref.URI)
-		return struct{}{}, lp, ok
-	})
-	if !ok {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("completion: no prompt or resource template %q", ref.Name+ref.URI)}
-	}
-	defer lp.release()
-	if !lp.plugin.Has("complete") {
-		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
-	}
-	own := *ref // as the plugin knows it
-	own.Name, own.URI = lp.pluginPromptName(ref.Name), lp.pluginURI(ref.URI)
-	return bridge.Complete(withRequest(ctx, req.Session, nil, req.ClientCapabilities(), req.Extra), lp.plugin, &own, req)
+	return pluginScopes(e.plugin, e.tool.PluginName)
 }

@@ -28,7 +28,6 @@ import (
 
 	extism "github.com/extism/go-sdk"
 	"github.com/hashicorp/go-hclog"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/internal/audit"
@@ -249,7 +248,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 		}
 		h.auth = rs
 	}
-	h.server.AddReceivingMiddleware(revisionFields, toolErrorsFromInputRequests, h.observe, h.limitInFlight, h.enforceScopes, h.countInFlight)
+	h.server.AddReceivingMiddleware(h.mcpMiddleware()...) // the request path: middleware.go
 	hold, problems := h.vet(h.plugins, cfg.Server.LockFile)
 	for _, p := range problems {
 		logger.Error("lock file", "error", p)
@@ -441,36 +440,6 @@ func limits(pc config.Plugin) string {
 		l += ", sha256 pinned"
 	}
 	return l
-}
-
-// toolErrorsFromInputRequests wraps go-sdk's multi-round-trip middleware.
-// When go-sdk fails to get a plugin's inputRequests answered by an older
-// client (it refused, or the request was invalid), it returns a wrapped
-// error, which reaches the client as a JSON-RPC error — with code 0, or
-// the code of the client's own error answer (say -32603 when its user
-// declined), as if the host had failed. For tools/call that is a tool
-// failure the model should see: make it an isError result, as a blocking
-// go-sdk tool would. The host's own handlers (and go-sdk's checks) return
-// a bare *jsonrpc.Error, so any other error here is go-sdk's.
-func toolErrorsFromInputRequests(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := next(ctx, method, req)
-		_, bare := err.(*jsonrpc.Error)
-		if err == nil || method != "tools/call" || bare || ctx.Err() != nil {
-			return res, err
-		}
-		failed := &mcp.CallToolResult{}
-		failed.SetError(fmt.Errorf("could not get the client's input: %w", err))
-		return failed, nil
-	}
-}
-
-// subscribe accepts a subscription to a URI some plugin serves.
-func (h *Host) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
-	if _, ok := h.catalog.Load().lookupResource(req.Params.URI); !ok {
-		return mcp.ResourceNotFoundError(req.Params.URI)
-	}
-	return nil
 }
 
 // notifier is the host as its plugins' host functions see it

@@ -6,10 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/netip"
-	"net/url"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,105 +36,16 @@ func (h *Host) HTTPHandler(listenAddr string) http.Handler {
 		opts.EventStore = mcp.NewMemoryEventStore(nil)
 	}
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server }, opts)
-	guard := newOriginGuard(listenAddr, settings.AllowedOrigins)
 	mux := http.NewServeMux()
-	// A DELETE first cancels what the session's requests wait for, or
-	// go-sdk's close of the session would wait on them forever.
-	var handler http.Handler = h.endRequestsOnDelete(mcpHandler)
-	if !opts.Stateless {
-		// go-sdk's idle timer closes a session without a hook: what the
-		// session's requests wait for is cancelled at the same time.
-		handler = h.trackIdleSessions(opts.SessionTimeout, handler)
-	}
 	if h.auth != nil {
-		// Per-tool scopes: 403 before go-sdk sees the call.
-		handler = h.checkToolScopes(handler)
-	}
-	// Batches the session may not send are refused before go-sdk queues
-	// their calls.
-	handler = h.guardBatches(handler)
-	if h.auth != nil {
-		// The token first; the metadata is public, outside the check.
-		handler = h.auth.Middleware(handler)
+		// The metadata is public: outside the chain's token check.
 		h.auth.Mount(mux)
 	}
-	mux.Handle(MCPPath, guard.wrap(handler))
+	mux.Handle(MCPPath, h.httpChain(mcpHandler, listenAddr, opts.Stateless, opts.SessionTimeout))
 	if settings.Metrics.Listen == "" {
 		h.addOps(mux)
 	}
 	return mux
-}
-
-// originGuard refuses requests addressed to another host or sent by a page
-// from another origin.
-type originGuard struct {
-	hosts   []string // acceptable Host header values
-	origins []string // acceptable Origin header values
-	// anyLoopbackHost accepts a loopback name (localhost, 127.0.0.1, [::1])
-	// at any port as Host, when the server listens on loopback (or on every
-	// address): a reverse proxy on the same machine forwards its own port
-	// in Host. Such a name is never one an attacker's DNS can rebind, which
-	// is what the Host check is for; go-sdk and the Python SDK accept them
-	// alike.
-	anyLoopbackHost bool
-}
-
-func newOriginGuard(listenAddr string, extraOrigins []string) *originGuard {
-	g := &originGuard{}
-	host, port, err := net.SplitHostPort(listenAddr)
-	if err != nil {
-		host, port = listenAddr, ""
-	}
-	names := []string{host}
-	ip := net.ParseIP(host)
-	if host == "" || host == "localhost" || (ip != nil && (ip.IsLoopback() || ip.IsUnspecified())) {
-		names = append(names, "localhost", "127.0.0.1", "[::1]", "::1")
-		g.anyLoopbackHost = true
-	}
-	for _, n := range names {
-		hostport := n
-		if port != "" {
-			hostport = net.JoinHostPort(strings.Trim(n, "[]"), port)
-		}
-		g.hosts = append(g.hosts, strings.ToLower(hostport))
-		g.origins = append(g.origins, "http://"+strings.ToLower(hostport), "https://"+strings.ToLower(hostport))
-	}
-	for _, o := range extraOrigins {
-		g.origins = append(g.origins, strings.ToLower(o))
-		if u, err := url.Parse(o); err == nil {
-			g.hosts = append(g.hosts, strings.ToLower(u.Host))
-		}
-	}
-	return g
-}
-
-func (g *originGuard) wrap(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !slices.Contains(g.hosts, strings.ToLower(r.Host)) && !(g.anyLoopbackHost && isLoopbackHost(r.Host)) {
-			http.Error(w, fmt.Sprintf("Forbidden: Host %q is not this server's address", r.Host), http.StatusForbidden)
-			return
-		}
-		if origin := r.Header.Get("Origin"); origin != "" && !slices.Contains(g.origins, strings.ToLower(origin)) {
-			http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not allowed (add it to [server] allowed_origins)", origin), http.StatusForbidden)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// isLoopbackHost reports whether a Host header names a loopback address
-// (localhost, 127.0.0.0/8, ::1), at any port or none.
-func isLoopbackHost(hostport string) bool {
-	host, _, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host = hostport
-	}
-	host = strings.Trim(host, "[]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // ServeStreamableHTTP serves MCP over Streamable HTTP on ln until ctx is

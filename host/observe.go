@@ -6,16 +6,12 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/mcphost/mcphost/host/internal/audit"
-	"github.com/mcphost/mcphost/host/internal/auth"
 )
 
 // metrics are the host's Prometheus metrics, on a registry of the host's
@@ -124,50 +120,6 @@ var observedMethods = map[string]bool{
 	"completion/complete": true,
 }
 
-// observe is a receiving middleware: metrics and the audit log for every
-// request that reaches a plugin, and a count of sessions started.
-func (h *Host) observe(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "notifications/initialized" {
-			h.metrics.sessions.Inc()
-		}
-		if !observedMethods[method] {
-			return next(ctx, method, req)
-		}
-		began := time.Now()
-		name := requestTarget(req)
-		pluginName := h.catalog.Load().servedBy(req)
-		res, err := next(ctx, method, req)
-		took := time.Since(began)
-
-		outcome, message := outcomeOf(ctx, res, err)
-		h.metrics.calls.WithLabelValues(method, pluginName, metricName(method, name), outcome).Inc()
-		h.metrics.duration.WithLabelValues(method, pluginName, metricName(method, name)).Observe(took.Seconds())
-		if h.audit != nil {
-			e := audit.Entry{
-				Time: began.UTC(), Method: method, Plugin: pluginName, Name: name,
-				Outcome: outcome, DurationMS: float64(took.Microseconds()) / 1000, Error: message,
-			}
-			if extra := req.GetExtra(); extra != nil {
-				e.Subject = auth.Subject(extra.TokenInfo)
-			}
-			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
-				e.Session = ss.ID()
-				if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
-					e.Client = p.ClientInfo.Name
-				}
-			}
-			if h.auditArguments {
-				e.Arguments = requestArguments(req)
-			}
-			if err := h.audit.Write(e); err != nil {
-				h.logger.Error("audit log", "error", err)
-			}
-		}
-		return res, err
-	}
-}
-
 // metricName is the name label of a call: resource URIs are left out, as
 // templates make them unbounded.
 func metricName(method, name string) string {
@@ -232,36 +184,6 @@ func outcomeOf(ctx context.Context, res mcp.Result, err error) (outcome, message
 		return "tool_error", ""
 	}
 	return "ok", ""
-}
-
-// servedBy names the plugin that serves req in this catalog ("" for none).
-func (c *catalog) servedBy(req mcp.Request) string {
-	if lp := c.pluginFor(req); lp != nil {
-		return lp.cfg.Name
-	}
-	return ""
-}
-
-// pluginFor returns the plugin that serves req in this catalog, or nil.
-func (c *catalog) pluginFor(req mcp.Request) *loadedPlugin {
-	var lp *loadedPlugin
-	switch r := req.(type) {
-	case *mcp.CallToolRequest:
-		lp = c.tools[r.Params.Name].plugin
-	case *mcp.GetPromptRequest:
-		lp = c.prompts[r.Params.Name].plugin
-	case *mcp.ReadResourceRequest:
-		lp, _ = c.lookupResource(r.Params.URI)
-	case *mcp.CompleteRequest:
-		if ref := r.Params.Ref; ref != nil {
-			if ref.Type == "ref/prompt" {
-				lp = c.prompts[ref.Name].plugin
-			} else {
-				lp, _ = c.lookupResource(ref.URI)
-			}
-		}
-	}
-	return lp
 }
 
 // OpsHandler serves the operational endpoints: /healthz (the process

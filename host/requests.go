@@ -3,12 +3,9 @@ package host
 import (
 	"context"
 	"errors"
-	"net/http"
-	"strings"
 	"sync"
 	"time"
 
-	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -144,22 +141,6 @@ func (t *requestTracker) endSessionOf(s mcp.Session) {
 	}
 }
 
-// countInFlight is a receiving middleware that counts requests (not
-// notifications) being handled, and ties each to its session's life and the
-// host's (see requestTracker).
-func (h *Host) countInFlight(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if strings.HasPrefix(method, "notifications/") {
-			return next(ctx, method, req)
-		}
-		h.inflight.Add(1)
-		defer h.inflight.Add(-1)
-		ctx, done := h.requests.track(ctx, req)
-		defer done()
-		return next(ctx, method, req)
-	}
-}
-
 // idleSessions mirrors go-sdk's idle-session timer (session_timeout):
 // a session is idle while none of its POSTs is open, and go-sdk closes it
 // once idle for the timeout. go-sdk's Close then waits for the session's
@@ -240,49 +221,4 @@ func (s *idleSessions) forget(id string) {
 		}
 		delete(s.byID, id)
 	}
-}
-
-// trackIdleSessions follows the POSTs of each session for idle, when
-// sessions time out (timeout > 0).
-func (h *Host) trackIdleSessions(timeout time.Duration, next http.Handler) http.Handler {
-	if timeout <= 0 {
-		return next
-	}
-	idle := &idleSessions{timeout: timeout, busy: h.requests.busy, end: func(id string) {
-		if n := h.requests.endSession(id, anyUser); n > 0 {
-			h.logger.Info("session idle past session_timeout: cancelling its requests in flight", "requests", n)
-		}
-	}}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get("Mcp-Session-Id")
-		switch {
-		case id == "":
-		case r.Method == http.MethodPost:
-			idle.begin(id)
-			defer idle.done(id)
-		case r.Method == http.MethodDelete:
-			defer idle.forget(id)
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// endRequestsOnDelete cancels, before go-sdk closes a session on the
-// client's DELETE, the session's requests in flight: go-sdk's Close waits
-// for them, and one waiting on that client's answer would never end. The
-// requests ended are those go-sdk would let this caller end (same token
-// user, or a session without one).
-func (h *Host) endRequestsOnDelete(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
-			user := ""
-			if info := mcpauth.TokenInfoFromContext(r.Context()); info != nil {
-				user = info.UserID
-			}
-			if n := h.requests.endSession(id, user); n > 0 {
-				h.logger.Debug("session deleted: cancelling its requests in flight", "requests", n)
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
 }

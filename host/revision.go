@@ -1,7 +1,6 @@
 package host
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 
@@ -19,23 +18,6 @@ const revisionCacheable = "2026-07-28"
 var cacheableMethods = map[string]bool{
 	"resources/read": true, "tools/list": true, "prompts/list": true,
 	"resources/list": true, "resources/templates/list": true,
-}
-
-// revisionFields is a receiving middleware that sends each revision only
-// its own fields: go-sdk's results carry ttlMs and cacheScope (not
-// omitted when empty) to every session; a session of an earlier revision
-// gets the result without them.
-func revisionFields(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := next(ctx, method, req)
-		if err != nil || res == nil || !cacheableMethods[method] {
-			return res, err
-		}
-		if v, ok := req.(interface{ ProtocolVersion() string }); ok && v.ProtocolVersion() >= revisionCacheable {
-			return res, nil
-		}
-		return withoutCacheFields{res}, nil
-	}
 }
 
 // withoutCacheFields is a result marshalled without ttlMs and cacheScope.

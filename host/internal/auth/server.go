@@ -316,6 +316,12 @@ func Unauthorized(w http.ResponseWriter, resourceMetadataURL string, scopes []st
 	challenge(w, http.StatusUnauthorized, resourceMetadataURL, "", "", scopes)
 }
 
+// Unauthorized answers a request without a token with this server's
+// metadata URL and scopes (see the function Unauthorized).
+func (s *ResourceServer) Unauthorized(w http.ResponseWriter) {
+	Unauthorized(w, s.metadataURL, s.cfg.Scopes)
+}
+
 func challenge(w http.ResponseWriter, status int, metadataURL, code, description string, scopes []string) {
 	var params []string
 	if code != "" {

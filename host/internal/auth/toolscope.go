@@ -48,7 +48,7 @@ func (s *ResourceServer) RequireToolScopes(lookup func(toolName string) []string
 				http.Error(w, fmt.Sprintf("Request Entity Too Large: body exceeds %d bytes", maxBody), http.StatusRequestEntityTooLarge)
 				return
 			}
-			names, err := toolCalls(body)
+			names, err := ToolCalls(body)
 			if err != nil {
 				http.Error(w, "Bad Request: "+err.Error(), http.StatusBadRequest)
 				return
@@ -56,7 +56,7 @@ func (s *ResourceServer) RequireToolScopes(lookup func(toolName string) []string
 			if len(names) > 0 {
 				info := mcpauth.TokenInfoFromContext(r.Context())
 				if info == nil {
-					Unauthorized(w, s.metadataURL, s.cfg.Scopes)
+					s.Unauthorized(w)
 					return
 				}
 				for _, name := range names {
@@ -74,9 +74,11 @@ func (s *ResourceServer) RequireToolScopes(lookup func(toolName string) []string
 	}
 }
 
-// toolCalls returns the tool names of the tools/call requests in a
-// JSON-RPC body (one message or a batch), decoded as go-sdk decodes it.
-func toolCalls(body []byte) ([]string, error) {
+// ToolCalls returns the tool names of the tools/call requests in a
+// JSON-RPC body (one message or a batch), decoded as go-sdk decodes it. A
+// body it cannot decode, or a tools/call whose params hold "name" twice, is
+// an error: what a scope check cannot read it must not let through.
+func ToolCalls(body []byte) ([]string, error) {
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	var raws []json.RawMessage
 	if len(trimmed) > 0 && trimmed[0] == '[' {

@@ -1,0 +1,521 @@
+package host
+
+// The request path, in one place. A request passes these steps in this
+// order (outermost first); each one may answer it without going further.
+//
+// Over HTTP (httpChain), before go-sdk decodes anything:
+//
+//	H1 originGuard.wrap     Host and Origin headers: 403 for another host or a foreign page (DNS rebinding)
+//	H2 auth.Middleware      [server.auth]: a valid bearer token, else 401 (the metadata is mounted outside)
+//	H3 guardBatches         reads a POST body, once for every step (413 past go-sdk's limit); 400 for a batch the session may not send
+//	H4 checkToolScopes      [server.auth]: tool names decoded from that body; 403 insufficient_scope for a tools/call the token's scopes do not reach
+//	H5 trackIdleSessions    stateful: cancels the requests of a session go-sdk's idle timer closes
+//	H6 endRequestsOnDelete  DELETE: cancels the session's requests first, so go-sdk's close does not wait on them
+//	   go-sdk's Streamable HTTP handler: session, JSON-RPC decoding, one MCP request each
+//
+// Over stdio, ServeStdio's stdioBatches filter stands where H3 does.
+//
+// Then, for every MCP request whatever the transport (mcpMiddleware, in
+// the order go-sdk's AddReceivingMiddleware runs them):
+//
+//	M1 revisionFields               drops ttlMs/cacheScope from results for sessions before 2026-07-28
+//	M2 toolErrorsFromInputRequests  go-sdk's failure to get a client's input becomes an isError tool result
+//	M3 resolve                      looks the target up once: catalog snapshot + plugin generation, into ctx
+//	M4 observe                      metrics and the audit log of calls that reach a plugin
+//	M5 limitInFlight                at most maxInFlightPerSession requests per session
+//	M6 enforceScopes                [server.auth]: lists filtered and items refused by the token's scopes
+//	M7 countInFlight                counts the request and ties it to its session's and the host's life
+//	   go-sdk's multi-round-trip middleware, then its dispatch (tool input checked against the schema)
+//	   the handler (handlers.go): callTool, readResource, getPrompt, complete, subscribe;
+//	   route (catalog.go) takes a reference on the target's generation
+//	   -> bridge (MCP <-> plugin ABI) -> the plugin generation's instance pool -> a Wasm instance
+//
+// The catalog is loaded once per MCP request (M3), and once more per HTTP
+// POST when H4 checks tool scopes: H4 runs before go-sdk has decoded the
+// request, so it cannot hand its lookup on. route looks again only when
+// the generation M3 found was retired meanwhile (a reload).
+//
+// docs/architecture.md draws the whole path of a tools/call.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/internal/audit"
+	"github.com/mcphost/mcphost/host/internal/auth"
+)
+
+// httpChain wraps go-sdk's Streamable HTTP handler in the host's HTTP
+// middleware, H1 to H6 above (H1 sees a request first).
+func (h *Host) httpChain(mcpHandler http.Handler, listenAddr string, stateless bool, sessionTimeout time.Duration) http.Handler {
+	// Built inside out: each wrap goes in front of the one before.
+	handler := h.endRequestsOnDelete(mcpHandler) // H6
+	if !stateless {
+		handler = h.trackIdleSessions(sessionTimeout, handler) // H5
+	}
+	if h.auth != nil {
+		handler = h.checkToolScopes(handler) // H4
+	}
+	handler = h.guardBatches(handler) // H3
+	if h.auth != nil {
+		handler = h.auth.Middleware(handler) // H2
+	}
+	return newOriginGuard(listenAddr, h.settings.AllowedOrigins).wrap(handler) // H1
+}
+
+// mcpMiddleware is the host's receiving middleware, M1 to M7 above, in the
+// order go-sdk's AddReceivingMiddleware takes it (the first runs first).
+func (h *Host) mcpMiddleware() []mcp.Middleware {
+	return []mcp.Middleware{revisionFields, toolErrorsFromInputRequests, h.resolve, h.observe, h.limitInFlight, h.enforceScopes, h.countInFlight}
+}
+
+// originGuard refuses requests addressed to another host or sent by a page
+// from another origin.
+type originGuard struct {
+	hosts   []string // acceptable Host header values
+	origins []string // acceptable Origin header values
+	// anyLoopbackHost accepts a loopback name (localhost, 127.0.0.1, [::1])
+	// at any port as Host, when the server listens on loopback (or on every
+	// address): a reverse proxy on the same machine forwards its own port
+	// in Host. Such a name is never one an attacker's DNS can rebind, which
+	// is what the Host check is for; go-sdk and the Python SDK accept them
+	// alike.
+	anyLoopbackHost bool
+}
+
+func newOriginGuard(listenAddr string, extraOrigins []string) *originGuard {
+	g := &originGuard{}
+	host, port, err := net.SplitHostPort(listenAddr)
+	if err != nil {
+		host, port = listenAddr, ""
+	}
+	names := []string{host}
+	ip := net.ParseIP(host)
+	if host == "" || host == "localhost" || (ip != nil && (ip.IsLoopback() || ip.IsUnspecified())) {
+		names = append(names, "localhost", "127.0.0.1", "[::1]", "::1")
+		g.anyLoopbackHost = true
+	}
+	for _, n := range names {
+		hostport := n
+		if port != "" {
+			hostport = net.JoinHostPort(strings.Trim(n, "[]"), port)
+		}
+		g.hosts = append(g.hosts, strings.ToLower(hostport))
+		g.origins = append(g.origins, "http://"+strings.ToLower(hostport), "https://"+strings.ToLower(hostport))
+	}
+	for _, o := range extraOrigins {
+		g.origins = append(g.origins, strings.ToLower(o))
+		if u, err := url.Parse(o); err == nil {
+			g.hosts = append(g.hosts, strings.ToLower(u.Host))
+		}
+	}
+	return g
+}
+
+func (g *originGuard) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !slices.Contains(g.hosts, strings.ToLower(r.Host)) && !(g.anyLoopbackHost && isLoopbackHost(r.Host)) {
+			http.Error(w, fmt.Sprintf("Forbidden: Host %q is not this server's address", r.Host), http.StatusForbidden)
+			return
+		}
+		if origin := r.Header.Get("Origin"); origin != "" && !slices.Contains(g.origins, strings.ToLower(origin)) {
+			http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not allowed (add it to [server] allowed_origins)", origin), http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// isLoopbackHost reports whether a Host header names a loopback address
+// (localhost, 127.0.0.0/8, ::1), at any port or none.
+func isLoopbackHost(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = hostport
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}
+
+// guardBatches is HTTP middleware in front of go-sdk's Streamable HTTP
+// handler. It reads a POST body whole (readBody), and refuses a JSON-RPC
+// batch with 400 and a JSON-RPC error (-32600) when the server is
+// stateless (revision 2026-07-28), when the Mcp-Protocol-Version header or
+// the session's initialized revision is after 2025-03-26, when it opens a
+// session or its session is not initialized, or when inspectBatch finds it
+// too long or unreadable. Other requests reach next with the same bytes.
+func (h *Host) guardBatches(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, ok := readBody(w, r)
+		if !ok {
+			return
+		}
+		if isBatch(body) {
+			refusal := h.httpBatchRefusal(r)
+			if refusal == "" {
+				refusal = inspectBatch(body)
+			}
+			if refusal != "" {
+				h.logger.Warn("JSON-RPC batch refused", "session", r.Header.Get("Mcp-Session-Id"), "bytes", len(body), "reason", refusal)
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				_, _ = w.Write(rpcErrorBody(jsonrpc.CodeInvalidRequest, refusal))
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bufferedBody is a request body read whole by readBody: go-sdk reads it
+// as any body, and a later step takes its bytes without reading it again.
+type bufferedBody struct {
+	bytes.Reader
+	data []byte
+}
+
+// Close implements io.Closer.
+func (*bufferedBody) Close() error { return nil }
+
+// readBody returns r's body whole, reading it at most once however many
+// steps ask: the first reads it, up to go-sdk's own limit
+// (mcp.DefaultMaxRequestBodyBytes; a larger body gets 413 as go-sdk would
+// answer), and puts the bytes back as r.Body for the next. When it cannot,
+// it has answered w and returns false.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	const maxBody = mcp.DefaultMaxRequestBodyBytes
+	if b, ok := r.Body.(*bufferedBody); ok {
+		return b.data, true
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	r.Body.Close()
+	if err != nil {
+		http.Error(w, "Bad Request: read body: "+err.Error(), http.StatusBadRequest)
+		return nil, false
+	}
+	if len(body) > maxBody {
+		http.Error(w, fmt.Sprintf("Request Entity Too Large: body exceeds %d bytes", maxBody), http.StatusRequestEntityTooLarge)
+		return nil, false
+	}
+	b := &bufferedBody{data: body}
+	b.Reset(body)
+	r.Body = b
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return body, true
+}
+
+// checkToolScopes refuses, with HTTP 403 insufficient_scope, a tools/call
+// for a tool the request's token has not the scopes for, before go-sdk
+// queues it, and counts and audits each refusal: the request never reaches
+// the MCP server, where calls are otherwise observed. It takes the body
+// guardBatches read (readBody), decodes the tool names as go-sdk will see
+// them (auth.ToolCalls: 400 for what it cannot read), and looks every name
+// of a batch up in one catalog; one refused call refuses the whole batch.
+// auth.RequireToolScopes is the same check for a server of its own.
+func (h *Host) checkToolScopes(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, ok := readBody(w, r)
+		if !ok {
+			return
+		}
+		names, err := auth.ToolCalls(body)
+		if err != nil {
+			http.Error(w, "Bad Request: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		if len(names) > 0 {
+			info := mcpauth.TokenInfoFromContext(r.Context())
+			if info == nil {
+				h.auth.Unauthorized(w)
+				return
+			}
+			c := h.catalog.Load() // one catalog for every call of a batch
+			for _, name := range names {
+				if required := c.toolScopes(name); !auth.HasScopes(info, required) {
+					h.logger.Debug("tools/call refused: insufficient scope", "tool", name, "subject", auth.Subject(info), "required", required)
+					h.recordRefusal(r, c, info, name, required)
+					h.auth.InsufficientScope(w, required, "tool "+name+" needs more scope")
+					return
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// recordRefusal counts and audits a tools/call refused for its scopes.
+func (h *Host) recordRefusal(r *http.Request, c *catalog, info *mcpauth.TokenInfo, tool string, required []string) {
+	pluginName := ""
+	if e, ok := c.tools[tool]; ok {
+		pluginName = e.plugin.cfg.Name
+	}
+	h.metrics.calls.WithLabelValues("tools/call", pluginName, tool, "denied").Inc()
+	if h.audit == nil {
+		return
+	}
+	err := h.audit.Write(audit.Entry{
+		Time: time.Now().UTC(), Subject: auth.Subject(info), Session: r.Header.Get("Mcp-Session-Id"),
+		Method: "tools/call", Plugin: pluginName, Name: tool, Outcome: "denied",
+		Error: fmt.Sprintf("insufficient scope: tool %q needs scopes %v", tool, required),
+	})
+	if err != nil {
+		h.logger.Error("audit log", "error", err)
+	}
+}
+
+// trackIdleSessions follows the POSTs of each session for idle, when
+// sessions time out (timeout > 0).
+func (h *Host) trackIdleSessions(timeout time.Duration, next http.Handler) http.Handler {
+	if timeout <= 0 {
+		return next
+	}
+	idle := &idleSessions{timeout: timeout, busy: h.requests.busy, end: func(id string) {
+		if n := h.requests.endSession(id, anyUser); n > 0 {
+			h.logger.Info("session idle past session_timeout: cancelling its requests in flight", "requests", n)
+		}
+	}}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("Mcp-Session-Id")
+		switch {
+		case id == "":
+		case r.Method == http.MethodPost:
+			idle.begin(id)
+			defer idle.done(id)
+		case r.Method == http.MethodDelete:
+			defer idle.forget(id)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// endRequestsOnDelete cancels, before go-sdk closes a session on the
+// client's DELETE, the session's requests in flight: go-sdk's Close waits
+// for them, and one waiting on that client's answer would never end. The
+// requests ended are those go-sdk would let this caller end (same token
+// user, or a session without one).
+func (h *Host) endRequestsOnDelete(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
+			user := ""
+			if info := mcpauth.TokenInfoFromContext(r.Context()); info != nil {
+				user = info.UserID
+			}
+			if n := h.requests.endSession(id, user); n > 0 {
+				h.logger.Debug("session deleted: cancelling its requests in flight", "requests", n)
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// revisionFields is a receiving middleware that sends each revision only
+// its own fields: go-sdk's results carry ttlMs and cacheScope (not
+// omitted when empty) to every session; a session of an earlier revision
+// gets the result without them.
+func revisionFields(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil || res == nil || !cacheableMethods[method] {
+			return res, err
+		}
+		if v, ok := req.(interface{ ProtocolVersion() string }); ok && v.ProtocolVersion() >= revisionCacheable {
+			return res, nil
+		}
+		return withoutCacheFields{res}, nil
+	}
+}
+
+// toolErrorsFromInputRequests wraps go-sdk's multi-round-trip middleware.
+// When go-sdk fails to get a plugin's inputRequests answered by an older
+// client (it refused, or the request was invalid), it returns a wrapped
+// error, which reaches the client as a JSON-RPC error — with code 0, or
+// the code of the client's own error answer (say -32603 when its user
+// declined), as if the host had failed. For tools/call that is a tool
+// failure the model should see: make it an isError result, as a blocking
+// go-sdk tool would. The host's own handlers (and go-sdk's checks) return
+// a bare *jsonrpc.Error, so any other error here is go-sdk's.
+func toolErrorsFromInputRequests(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		_, bare := err.(*jsonrpc.Error)
+		if err == nil || method != "tools/call" || bare || ctx.Err() != nil {
+			return res, err
+		}
+		failed := &mcp.CallToolResult{}
+		failed.SetError(fmt.Errorf("could not get the client's input: %w", err))
+		return failed, nil
+	}
+}
+
+// resolve is a receiving middleware that looks up, once, what a request
+// names (its target: the current catalog, and the plugin generation
+// serving its tool, prompt, resource or completion reference) and puts it
+// in ctx, where observe, enforceScopes and the handler (route) read it.
+// Lists get a target too, for enforceScopes to filter them by the same
+// catalog.
+func (h *Host) resolve(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if !scopedMethods[method] {
+			return next(ctx, method, req)
+		}
+		return next(&targetContext{Context: ctx, target: h.catalog.Load().lookup(req)}, method, req)
+	}
+}
+
+// observe is a receiving middleware: metrics and the audit log for every
+// request that reaches a plugin, and a count of sessions started.
+func (h *Host) observe(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "notifications/initialized" {
+			h.metrics.sessions.Inc()
+		}
+		if !observedMethods[method] {
+			return next(ctx, method, req)
+		}
+		began := time.Now()
+		name := requestTarget(req)
+		res, err := next(ctx, method, req)
+		took := time.Since(began)
+		// After the call: the handler updates the target when it had to
+		// look the request up again (see route).
+		pluginName := targetOf(ctx).pluginName()
+
+		outcome, message := outcomeOf(ctx, res, err)
+		h.metrics.calls.WithLabelValues(method, pluginName, metricName(method, name), outcome).Inc()
+		h.metrics.duration.WithLabelValues(method, pluginName, metricName(method, name)).Observe(took.Seconds())
+		if h.audit != nil {
+			e := audit.Entry{
+				Time: began.UTC(), Method: method, Plugin: pluginName, Name: name,
+				Outcome: outcome, DurationMS: float64(took.Microseconds()) / 1000, Error: message,
+			}
+			if extra := req.GetExtra(); extra != nil {
+				e.Subject = auth.Subject(extra.TokenInfo)
+			}
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+				e.Session = ss.ID()
+				if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
+					e.Client = p.ClientInfo.Name
+				}
+			}
+			if h.auditArguments {
+				e.Arguments = requestArguments(req)
+			}
+			if err := h.audit.Write(e); err != nil {
+				h.logger.Error("audit log", "error", err)
+			}
+		}
+		return res, err
+	}
+}
+
+// limitInFlight is a receiving middleware that refuses a request (not a
+// notification) when its session already has maxInFlightPerSession being
+// handled, with codeTooManyRequests: however a client sends requests — in
+// batches or many HTTP POSTs at once — one session cannot queue unbounded
+// work in the host.
+func (h *Host) limitInFlight(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if strings.HasPrefix(method, "notifications/") {
+			return next(ctx, method, req)
+		}
+		s := req.GetSession()
+		if !h.perSession.acquire(s, maxInFlightPerSession) {
+			h.logger.Debug("request refused: too many in flight in its session", "method", method, "limit", maxInFlightPerSession)
+			return nil, &jsonrpc.Error{
+				Code:    codeTooManyRequests,
+				Message: fmt.Sprintf("too many requests in flight in this session (at most %d): wait for answers before sending more", maxInFlightPerSession),
+			}
+		}
+		defer h.perSession.release(s)
+		return next(ctx, method, req)
+	}
+}
+
+// enforceScopes is a receiving middleware, active when requests carry a
+// verified token ([server.auth]): lists leave out what the token's scopes
+// do not reach, and a request for such an item is refused.
+func (h *Host) enforceScopes(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if h.auth == nil || !scopedMethods[method] {
+			return next(ctx, method, req)
+		}
+		t := targetOf(ctx)
+		if t == nil { // not through resolve
+			fresh := h.catalog.Load().lookup(req)
+			t = &fresh
+		}
+		if err := h.scopeRefusal(method, req, t); err != nil {
+			return nil, err
+		}
+		info := tokenInfo(req)
+		c := t.catalog
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		switch r := res.(type) {
+		case *mcp.ListToolsResult:
+			r.Tools = slices.DeleteFunc(r.Tools, func(t *mcp.Tool) bool {
+				e, ok := c.tools[t.Name]
+				return ok && !auth.HasScopes(info, pluginScopes(e.plugin, e.tool.PluginName))
+			})
+		case *mcp.ListPromptsResult:
+			r.Prompts = slices.DeleteFunc(r.Prompts, func(p *mcp.Prompt) bool {
+				e, ok := c.prompts[p.Name]
+				return ok && !auth.HasScopes(info, pluginScopes(e.plugin, ""))
+			})
+		case *mcp.ListResourcesResult:
+			r.Resources = slices.DeleteFunc(r.Resources, func(rs *mcp.Resource) bool {
+				e, ok := c.resources[rs.URI]
+				return ok && !auth.HasScopes(info, pluginScopes(e.plugin, ""))
+			})
+		case *mcp.ListResourceTemplatesResult:
+			r.ResourceTemplates = slices.DeleteFunc(r.ResourceTemplates, func(t *mcp.ResourceTemplate) bool {
+				e, ok := c.templates[t.URITemplate]
+				return ok && !auth.HasScopes(info, pluginScopes(e.plugin, ""))
+			})
+		}
+		return res, nil
+	}
+}
+
+// countInFlight is a receiving middleware that counts requests (not
+// notifications) being handled, and ties each to its session's life and the
+// host's (see requestTracker).
+func (h *Host) countInFlight(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if strings.HasPrefix(method, "notifications/") {
+			return next(ctx, method, req)
+		}
+		h.inflight.Add(1)
+		defer h.inflight.Add(-1)
+		ctx, done := h.requests.track(ctx, req)
+		defer done()
+		return next(ctx, method, req)
+	}
+}
