@@ -11,9 +11,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/abi/uritemplate"
 	"github.com/mcphost/mcphost/host/internal/bridge"
 	"github.com/mcphost/mcphost/host/internal/hostfn"
-	"github.com/mcphost/mcphost/internal/uritemplate"
 )
 
 // catalog is everything the loaded plugins contribute, keyed by the names
