@@ -17,6 +17,10 @@ import (
 // checkout of it is one of its packages.
 const mcphostModule = "github.com/mcphost/mcphost"
 
+// sdkGo is the go line of sdk/go.mod, which a scaffold made without a
+// checkout to read it from takes (TestSDKGoLine keeps the two equal).
+const sdkGo = "1.24"
+
 // goModule says how a Go scaffold finds the SDK.
 type goModule struct {
 	// InRepo: the scaffold is inside an mcphost checkout's module and
@@ -119,7 +123,7 @@ func writeGoModule(dir, name string, m goModule) ([]string, error) {
 	// Version stays empty with neither a checkout nor a release: go mod
 	// tidy then requires the latest SDK.
 	data := struct{ Name, Go, Version, PDK, ReplaceABI, ReplaceSDK string }{
-		Name: name, Go: strings.TrimPrefix(runtime.Version(), "go"),
+		Name: name, Go: sdkGo,
 	}
 	var sum []byte
 	if m.RepoRoot != "" {

@@ -384,6 +384,18 @@ func TestPluginNewGoBuildsWhereItIsMade(t *testing.T) {
 	}
 }
 
+// TestSDKGoLine: the go line a scaffold made without a checkout takes is
+// sdk/go.mod's.
+func TestSDKGoLine(t *testing.T) {
+	mod, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "sdk", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := goLine.FindSubmatch(mod); g == nil || string(g[1]) != sdkGo {
+		t.Errorf("sdk/go.mod's go line is %q, sdkGo %q: make them equal", g, sdkGo)
+	}
+}
+
 // TestGoModuleWithoutACheckout: with no mcphost checkout to point at, the
 // scaffold's go.mod pins nothing it cannot know: no replace, no made-up
 // version.
@@ -396,7 +408,7 @@ func TestGoModuleWithoutACheckout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(string(mod), "module lonely\n\ngo ") || strings.Contains(string(mod), "replace") || strings.Contains(string(mod), "v0.0.0-") {
+	if !strings.HasPrefix(string(mod), "module lonely\n\ngo "+sdkGo+"\n") || strings.Contains(string(mod), "replace") || strings.Contains(string(mod), "v0.0.0-") {
 		t.Errorf("go.mod:\n%s", mod)
 	}
 	for v, want := range map[string]bool{"v1.2.3": true, "v1.2.3-rc.1": true, "dev": false,
