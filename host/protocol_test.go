@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -208,30 +209,38 @@ func TestLoggingFollowsTheSessionLevel(t *testing.T) {
 	h := everythingHost(t)
 	var mu sync.Mutex
 	var got []string
+	marked := make(chan struct{}) // closed when the marker below arrives
 	cs := connect(t, h, &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, string(req.Params.Level)+":"+req.Params.Data.(string))
+		if req.Params.Data == "test_logging_tool executed" {
+			close(marked)
+		}
 	}}, "2025-11-25")
-	count := func() int { mu.Lock(); defer mu.Unlock(); return len(got) }
 
-	// No level set: the spec sends nothing. The messages a call sends
-	// reach the client before its result, on the same ordered stream, so
-	// any the first call sent arrive before the second call's: the client
-	// must end up with the second call's three, no more.
+	// No level set: the spec sends nothing. The messages a call sends are
+	// written before its result, on the session's one ordered stream, and
+	// a client handles notifications one at a time in that order. So once
+	// the message of a third call (test_logging_tool, the marker) has been
+	// handled, every message the first two sent has been too: the client
+	// must have the second call's three, then the marker, no more.
 	callText(t, cs, "test_tool_with_logging", map[string]any{})
 	if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
 		t.Fatal(err)
 	}
 	callText(t, cs, "test_tool_with_logging", map[string]any{})
-	deadline := time.Now().Add(60 * time.Second) // a hang guard
-	for count() < 3 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	callText(t, cs, "test_logging_tool", map[string]any{})
+	select {
+	case <-marked:
+	case <-time.After(60 * time.Second): // a hang guard
+		t.Fatal("the marker log message never came")
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(got) != 3 || got[0] != "info:Tool execution started" {
-		t.Errorf("log messages = %q, want the three of the call made after logging/setLevel", got)
+	want := []string{"info:Tool execution started", "info:Tool processing data", "info:Tool execution completed", "info:test_logging_tool executed"}
+	if !slices.Equal(got, want) {
+		t.Errorf("log messages = %q, want the three of the call made after logging/setLevel, then the marker", got)
 	}
 }
 
