@@ -115,3 +115,17 @@ require (
 	google.golang.org/grpc v1.76.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
+
+// The plugin ABI and the Go SDK are modules of their own, with a lower go
+// line, so that a plugin builds without this module (RATIONALE.md, "The SDK
+// and the ABI as modules of their own"). The host builds against the copies
+// in this checkout.
+require (
+	github.com/mcphost/mcphost/abi v0.0.0-00010101000000-000000000000
+	github.com/mcphost/mcphost/sdk v0.0.0-00010101000000-000000000000
+)
+
+replace (
+	github.com/mcphost/mcphost/abi => ./abi
+	github.com/mcphost/mcphost/sdk => ./sdk
+)

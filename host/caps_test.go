@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -182,10 +183,15 @@ func TestHostFunctionFloodKeepsTheLogBounded(t *testing.T) {
 		Replace(hostileConfig(t, hostFunctionFlood, ""))
 	h, logs := newHost(t, cfg)
 	var got, gotBytes atomic.Int64
+	small := make(chan struct{}) // closed when the message of 1 KB arrives
+	var smallOnce sync.Once
 	cs := connect(t, h, &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
 		got.Add(1)
 		b, _ := json.Marshal(r.Params.Data)
 		gotBytes.Add(int64(len(b)))
+		if len(b) > 1000 && len(b) < 2000 {
+			smallOnce.Do(func() { close(small) })
+		}
 	}}, "2025-11-25")
 	if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
 		t.Fatal(err)
@@ -209,7 +215,17 @@ func TestHostFunctionFloodKeepsTheLogBounded(t *testing.T) {
 	if !strings.Contains(log, "host function calls log too much; dropping lines") {
 		t.Error("the drop is not logged")
 	}
-	time.Sleep(100 * time.Millisecond)
+	// The plugin sends its 2,000 bad notifications, then the one of 100 KB,
+	// then the one of 1 KB, each synchronously on the session; a client
+	// handles notifications one at a time in the order they came (only
+	// requests run concurrently). So once the 1 KB one has been handled,
+	// any earlier one that reached the client has been counted: wait for it
+	// rather than for a while.
+	select {
+	case <-small:
+	case <-time.After(time.Minute): // a hang guard only
+		t.Fatalf("the log message of 1 KB never reached the client (%d others did)", got.Load())
+	}
 	if got.Load() != 1 || gotBytes.Load() > 2000 {
 		t.Errorf("the client got %d log messages (%d bytes), want only the one of 1 KB, not the one of 100 KB", got.Load(), gotBytes.Load())
 	}

@@ -8,8 +8,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/abi/uritemplate"
 	"github.com/mcphost/mcphost/host/internal/bridge"
-	"github.com/mcphost/mcphost/internal/uritemplate"
 )
 
 // catalog is everything the loaded plugins contribute, keyed by the names

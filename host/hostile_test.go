@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -244,15 +245,27 @@ func spinning(t *testing.T, s *started, n int) <-chan error {
 // waits for every goroutine to reach Go code -- completes, and another
 // plugin answers, before the spinning calls end at their deadline.
 func TestSpinningPluginsDoNotFreezeTheHost(t *testing.T) {
+	const entering = `{"level":"info","data":"entering the loop"}`
 	for name, callTool := range map[string]string{
 		"plugin loop": `(loop $l (br $l)) (i32.const 0)`,
 		"kernel loop": kernelLoop,
 	} {
 		t.Run(name, func(t *testing.T) {
-			p := testutil.WATPlugin{Tools: oneTool, CallTool: callTool}
+			// Each call logs "entering the loop" (through
+			// notify_logging_message) before it loops, so that the test
+			// knows both are in Wasm when it collects garbage.
+			p := testutil.WATPlugin{Tools: oneTool,
+				Imports:  `(import "extism:host/user" "notify_logging_message" (func $notify (param i64)))`,
+				Fields:   `(data (i32.const 65536) ` + strconv.Quote(entering) + `)`,
+				CallTool: `(call $notify (call $block (i32.const 65536) (i32.const ` + strconv.Itoa(len(entering)) + `))) ` + callTool,
+			}
 			s := start(t, strings.Replace(hostileConfig(t, p, "max_instances = 2"), `timeout = "500ms"`, `timeout = "5s"`, 1))
 			done := spinning(t, s, 2)
-			time.Sleep(200 * time.Millisecond) // let both calls enter the loop
+			for deadline := time.Now().Add(time.Minute); strings.Count(s.log.String(), "entering the loop") < 2; time.Sleep(5 * time.Millisecond) {
+				if time.Now().After(deadline) { // a hang guard only
+					t.Fatalf("the two calls did not both enter the plugin; log:\n%s", s.log.String())
+				}
+			}
 			runtime.GC()
 			res, text := callText(t, s.session, "echo", map[string]any{"text": "still here"})
 			if res.IsError || text != "still here" {

@@ -144,20 +144,41 @@ name = "faulty"
 path = "{faulty}"
 timeout = "700ms"
 `)
-	cs := connectHTTP(t, endpoint, "2025-11-25")
-	// spin runs until its 700ms timeout: a call that is in flight when the
-	// shutdown starts, and must get its answer (an error), not a dropped
-	// connection.
+	// spin logs its text, then runs until its 700ms timeout: a call that is
+	// in flight when the shutdown starts, and must get its answer (an
+	// error), not a dropped connection. The shutdown starts when the log
+	// message has arrived, so the call is surely running in the plugin.
+	spinning := make(chan struct{}, 1)
+	client := mcp.NewClient(&mcp.Implementation{Name: "http-test", Version: "1"}, &mcp.ClientOptions{
+		LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) {
+			select {
+			case spinning <- struct{}{}:
+			default:
+			}
+		},
+	})
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: endpoint}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
 	result := make(chan error, 1)
 	go func() {
-		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "spin", Arguments: map[string]any{}})
+		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "spin", Arguments: map[string]any{"text": "spinning"}})
 		result <- err
 	}()
-	time.Sleep(200 * time.Millisecond)
+	select {
+	case <-spinning:
+	case <-time.After(time.Minute): // a hang guard only
+		t.Fatal("the spin call never reached the plugin")
+	}
 	if err := stop(); err != nil {
 		t.Errorf("ServeStreamableHTTP returned %v", err)
 	}
-	err := <-result
+	err = <-result
 	if err == nil || !strings.Contains(err.Error(), "timeout") {
 		t.Errorf("call in flight during shutdown got %v, want the plugin's timeout error", err)
 	}

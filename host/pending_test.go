@@ -66,6 +66,45 @@ func deafClient() (opts *mcp.ClientOptions, asked <-chan struct{}, release func(
 	}, askedc, func() { once.Do(func() { close(released) }) }
 }
 
+// connectDeaf connects a client with deafClient's options to the host
+// through transport, for protocol 2025-11-25; asked and release are
+// deafClient's.
+func connectDeaf(t *testing.T, transport mcp.Transport) (cs *mcp.ClientSession, asked <-chan struct{}, release func()) {
+	t.Helper()
+	opts, asked, release := deafClient()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "deaf", Version: "1"}, opts).
+		Connect(t.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		release()
+		t.Fatalf("connect a deaf client: %v", err)
+	}
+	return cs, asked, release
+}
+
+// pendingCallEnds waits for the outcome of a call callPending started,
+// failing the test if none comes within hangGuard.
+func pendingCallEnds(t *testing.T, result <-chan error) {
+	t.Helper()
+	select {
+	case err := <-result:
+		t.Logf("the pending call ended with %v", err)
+	case <-time.After(hangGuard):
+		t.Error("the pending call never ended")
+	}
+}
+
+// serveStdioPipes serves h over in-process pipes until ctx ends or the
+// client's end of stdin closes; served gets what ServeStdio returned. It
+// returns the client's transport and the server's and client's writers,
+// which the test closes.
+func serveStdioPipes(ctx context.Context, h *host.Host) (transport mcp.Transport, serverW, clientW *io.PipeWriter, served <-chan error) {
+	clientR, serverW := io.Pipe()
+	serverR, clientW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- h.ServeStdio(ctx, serverR, serverW) }()
+	return &mcp.IOTransport{Reader: clientR, Writer: clientW}, serverW, clientW, done
+}
+
 // callPending starts a call of tool on cs and waits until the client has
 // been asked for sampling; the call's outcome arrives on the channel.
 func callPending(t *testing.T, cs *mcp.ClientSession, tool string, asked <-chan struct{}) <-chan error {
@@ -124,26 +163,16 @@ func TestHTTPShutdownEndsWaitsOnAClientThatNeverAnswers(t *testing.T) {
 			h, _ := newHost(t, askingConfig(t))
 			const grace = 500 * time.Millisecond
 			endpoint, stop := serveHTTPFor(t, h, grace)
-			opts, asked, release := deafClient()
-			defer release()
 			// One retry: the server is gone for good once shut down.
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "deaf", Version: "1"}, opts).
-				Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: 1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			cs, asked, release := connectDeaf(t, &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: 1})
+			defer release()
 			result := callPending(t, cs, tc.tool, asked)
 			began := time.Now()
 			if err := stop(); err != nil {
 				t.Errorf("ServeStreamableHTTP returned %v", err)
 			}
 			t.Logf("shutdown took %s (grace %s)", time.Since(began).Round(time.Millisecond), grace)
-			select {
-			case err := <-result:
-				t.Logf("the pending call ended with %v", err)
-			case <-time.After(hangGuard):
-				t.Error("the pending call never ended")
-			}
+			pendingCallEnds(t, result)
 			release()
 			cs.Close()
 		})
@@ -158,12 +187,7 @@ func TestHTTPDeleteEndsWaitsOnItsClient(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h, _ := newHost(t, askingConfig(t))
 			endpoint, _ := serveHTTPFor(t, h, 5*time.Second)
-			opts, asked, release := deafClient()
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "deaf", Version: "1"}, opts).
-				Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: endpoint}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			cs, asked, release := connectDeaf(t, &mcp.StreamableClientTransport{Endpoint: endpoint})
 			t.Cleanup(func() { release(); cs.Close() })
 			result := callPending(t, cs, tc.tool, asked)
 
@@ -189,12 +213,7 @@ func TestHTTPDeleteEndsWaitsOnItsClient(t *testing.T) {
 			case <-time.After(hangGuard):
 				t.Fatal("DELETE of a session whose call waits on its client hung")
 			}
-			select {
-			case err := <-result:
-				t.Logf("the pending call ended with %v", err)
-			case <-time.After(hangGuard):
-				t.Error("the pending call never ended")
-			}
+			pendingCallEnds(t, result)
 		})
 	}
 }
@@ -204,12 +223,7 @@ func TestHTTPDeleteEndsWaitsOnItsClient(t *testing.T) {
 func TestDeleteOfAnotherSessionLeavesWaitsAlone(t *testing.T) {
 	h, _ := newHost(t, askingConfig(t))
 	endpoint, _ := serveHTTPFor(t, h, 5*time.Second)
-	opts, asked, release := deafClient()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "deaf", Version: "1"}, opts).
-		Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: endpoint}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs, asked, release := connectDeaf(t, &mcp.StreamableClientTransport{Endpoint: endpoint})
 	other := connectHTTP(t, endpoint, "2025-11-25")
 	result := callPending(t, cs, "test_sampling", asked)
 	t.Cleanup(func() {
@@ -252,18 +266,10 @@ func TestStdioAndHostCloseEndWaitsOnAClientThatNeverAnswers(t *testing.T) {
 	for _, tc := range askingTools {
 		t.Run("stdio/"+tc.name, func(t *testing.T) {
 			h, _ := newHost(t, askingConfig(t))
-			clientR, serverW := io.Pipe()
-			serverR, clientW := io.Pipe()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			served := make(chan error, 1)
-			go func() { served <- h.ServeStdio(ctx, serverR, serverW) }()
-			opts, asked, release := deafClient()
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "deaf", Version: "1"}, opts).
-				Connect(t.Context(), &mcp.IOTransport{Reader: clientR, Writer: clientW}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			transport, serverW, clientW, served := serveStdioPipes(ctx, h)
+			cs, asked, release := connectDeaf(t, transport)
 			t.Cleanup(func() { release(); clientW.Close(); serverW.Close(); cs.Close() })
 			callPending(t, cs, tc.tool, asked)
 			cancel()
@@ -301,12 +307,7 @@ func TestStdioAndHostCloseEndWaitsOnAClientThatNeverAnswers(t *testing.T) {
 			case <-time.After(hangGuard):
 				t.Fatal("Host.Close did not return after its context ended, with a call waiting on the client")
 			}
-			select {
-			case err := <-result:
-				t.Logf("the pending call ended with %v", err)
-			case <-time.After(hangGuard):
-				t.Error("the pending call never ended")
-			}
+			pendingCallEnds(t, result)
 		})
 	}
 }
@@ -315,16 +316,8 @@ func TestStdioAndHostCloseEndWaitsOnAClientThatNeverAnswers(t *testing.T) {
 // stdin closes) while a call waits on its answer: the session ends.
 func TestStdioClientLeavingEndsItsWaits(t *testing.T) {
 	h, _ := newHost(t, askingConfig(t))
-	clientR, serverW := io.Pipe()
-	serverR, clientW := io.Pipe()
-	served := make(chan error, 1)
-	go func() { served <- h.ServeStdio(context.Background(), serverR, serverW) }()
-	opts, asked, release := deafClient()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "deaf", Version: "1"}, opts).
-		Connect(t.Context(), &mcp.IOTransport{Reader: clientR, Writer: clientW}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	transport, serverW, clientW, served := serveStdioPipes(context.Background(), h)
+	cs, asked, release := connectDeaf(t, transport)
 	t.Cleanup(func() { release(); serverW.Close(); cs.Close() })
 	callPending(t, cs, "test_sampling", asked)
 	clientW.Close()

@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -89,47 +90,69 @@ func TestResources(t *testing.T) {
 
 func TestSubscriptionsReachOnlySubscribers(t *testing.T) {
 	h := everythingHost(t)
-	updates := func() (*mcp.ClientOptions, chan string) {
-		ch := make(chan string, 10)
-		return &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			ch <- req.Params.URI
-		}}, ch
+	// Each session's handlers report updates, and log messages, which
+	// mark a point in the session's notifications: a client handles them
+	// one at a time in the order they came.
+	type session struct {
+		cs      *mcp.ClientSession
+		updates chan string
+		logs    chan struct{}
 	}
-	subOpts, subUpdates := updates()
-	otherOpts, otherUpdates := updates()
-	subscriber := connect(t, h, subOpts, "2025-11-25")
-	other := connect(t, h, otherOpts, "2025-11-25")
-	if err := subscriber.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "test://watched-resource"}); err != nil {
+	connectSession := func() session {
+		s := session{updates: make(chan string, 10), logs: make(chan struct{}, 10)}
+		s.cs = connect(t, h, &mcp.ClientOptions{
+			ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+				s.updates <- req.Params.URI
+			},
+			LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) { s.logs <- struct{}{} },
+		}, "2025-11-25")
+		if err := s.cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	// noUpdate checks that s got no update: the plugin sends s a log
+	// message, after any update the host sent it before, and once that
+	// has been handled an update would have been too. (Waiting a while
+	// instead passes whenever the update is late.)
+	noUpdate := func(s session, why string) {
+		t.Helper()
+		callText(t, s.cs, "test_logging_tool", map[string]any{})
+		select {
+		case <-s.logs:
+		case <-time.After(hangGuard): // a hang guard only
+			t.Fatal("the log message never came")
+		}
+		select {
+		case uri := <-s.updates:
+			t.Errorf("%s, an update for %q came", why, uri)
+		default:
+		}
+	}
+	subscriber, other := connectSession(), connectSession()
+	if err := subscriber.cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "test://watched-resource"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := other.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "test://nowhere"}); err == nil {
+	if err := other.cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "test://nowhere"}); err == nil {
 		t.Error("subscribing to an unknown URI succeeded")
 	}
 	// The other session makes the plugin announce the update.
-	callText(t, other, "test_update_watched_resource", map[string]any{})
+	callText(t, other.cs, "test_update_watched_resource", map[string]any{})
 	select {
-	case uri := <-subUpdates:
+	case uri := <-subscriber.updates:
 		if uri != "test://watched-resource" {
 			t.Errorf("subscriber got an update for %q", uri)
 		}
 	case <-time.After(60 * time.Second):
 		t.Fatal("subscriber got no notifications/resources/updated")
 	}
-	select {
-	case uri := <-otherUpdates:
-		t.Errorf("a session that did not subscribe got an update for %q", uri)
-	case <-time.After(200 * time.Millisecond):
-	}
+	noUpdate(other, "to a session that did not subscribe")
 	// After unsubscribing, no more updates.
-	if err := subscriber.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: "test://watched-resource"}); err != nil {
+	if err := subscriber.cs.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: "test://watched-resource"}); err != nil {
 		t.Fatal(err)
 	}
-	callText(t, other, "test_update_watched_resource", map[string]any{})
-	select {
-	case <-subUpdates:
-		t.Error("update after unsubscribe")
-	case <-time.After(200 * time.Millisecond):
-	}
+	callText(t, other.cs, "test_update_watched_resource", map[string]any{})
+	noUpdate(subscriber, "after unsubscribing")
 }
 
 func TestPrompts(t *testing.T) {
@@ -186,30 +209,38 @@ func TestLoggingFollowsTheSessionLevel(t *testing.T) {
 	h := everythingHost(t)
 	var mu sync.Mutex
 	var got []string
+	marked := make(chan struct{}) // closed when the marker below arrives
 	cs := connect(t, h, &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, string(req.Params.Level)+":"+req.Params.Data.(string))
+		if req.Params.Data == "test_logging_tool executed" {
+			close(marked)
+		}
 	}}, "2025-11-25")
-	count := func() int { mu.Lock(); defer mu.Unlock(); return len(got) }
 
-	// No level set: the spec sends nothing. The messages a call sends
-	// reach the client before its result, on the same ordered stream, so
-	// any the first call sent arrive before the second call's: the client
-	// must end up with the second call's three, no more.
+	// No level set: the spec sends nothing. The messages a call sends are
+	// written before its result, on the session's one ordered stream, and
+	// a client handles notifications one at a time in that order. So once
+	// the message of a third call (test_logging_tool, the marker) has been
+	// handled, every message the first two sent has been too: the client
+	// must have the second call's three, then the marker, no more.
 	callText(t, cs, "test_tool_with_logging", map[string]any{})
 	if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
 		t.Fatal(err)
 	}
 	callText(t, cs, "test_tool_with_logging", map[string]any{})
-	deadline := time.Now().Add(60 * time.Second) // a hang guard
-	for count() < 3 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	callText(t, cs, "test_logging_tool", map[string]any{})
+	select {
+	case <-marked:
+	case <-time.After(60 * time.Second): // a hang guard
+		t.Fatal("the marker log message never came")
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(got) != 3 || got[0] != "info:Tool execution started" {
-		t.Errorf("log messages = %q, want the three of the call made after logging/setLevel", got)
+	want := []string{"info:Tool execution started", "info:Tool processing data", "info:Tool execution completed", "info:test_logging_tool executed"}
+	if !slices.Equal(got, want) {
+		t.Errorf("log messages = %q, want the three of the call made after logging/setLevel, then the marker", got)
 	}
 }
 

@@ -90,18 +90,21 @@ func writeFile(t *testing.T, path, text string) {
 	}
 }
 
-// A plugin from a registry is served; its tag is pinned in the lock file,
-// so a restart with the tag moved and the registry stopped serves the
-// pinned one from the store; a fresh start with nothing stored and the
-// registry stopped is a clear error.
-func TestRegistryPluginPinnedAndOffline(t *testing.T) {
-	reg := testutil.StartRegistry(t)
-	ref := "oci://" + reg.Addr + "/plugins/hello:1"
-	digest := pushPlugin(t, ref, "plugins/hello", nil)
+// helloInRegistry starts a registry and pushes plugins/hello to it,
+// unsigned, as plugins/hello:1 with grants; it returns the registry and
+// the oci:// reference and the digest pushPlugin returned.
+func helloInRegistry(t *testing.T, grants *registry.Grants) (reg *testutil.Registry, ref, digest string) {
+	t.Helper()
+	reg = testutil.StartRegistry(t)
+	ref = "oci://" + reg.Addr + "/plugins/hello:1"
+	return reg, ref, pushPlugin(t, ref, "plugins/hello", grants)
+}
 
-	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "mcphost.toml")
-	cfgText := `[server]
+// unsignedRemoteConfig is a config that stores plugins in "store" and
+// serves the plugin at ref, from a registry on loopback, unsigned, as
+// "hello"; extra ends its [[plugin]] table.
+func unsignedRemoteConfig(ref, extra string) string {
+	return `[server]
 plugin_store = "store"
 
 [[plugin]]
@@ -109,15 +112,36 @@ name = "hello"
 path = "` + ref + `"
 insecure = true
 skip_signature = true
-`
-	writeFile(t, cfgPath, cfgText)
-	_, cs, logs, err := newHostAt(t, cfgPath)
+` + extra
+}
+
+// echoHostAt starts a host from the config file at path (see newHostAt),
+// failing the test if it does not start, and checks that its echo tool
+// answers text. It returns the host, the client session and the host log.
+func echoHostAt(t *testing.T, path, text string) (*host.Host, *mcp.ClientSession, *syncBuffer) {
+	t.Helper()
+	h, cs, logs, err := newHostAt(t, path)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("start the host: %v", err)
 	}
-	if _, text := callText(t, cs, "echo", map[string]any{"text": "from the registry"}); text != "from the registry" {
-		t.Fatalf("echo = %q", text)
+	if _, got := callText(t, cs, "echo", map[string]any{"text": text}); got != text {
+		t.Fatalf("echo = %q, want %q", got, text)
 	}
+	return h, cs, logs
+}
+
+// A plugin from a registry is served; its tag is pinned in the lock file,
+// so a restart with the tag moved and the registry stopped serves the
+// pinned one from the store; a fresh start with nothing stored and the
+// registry stopped is a clear error.
+func TestRegistryPluginPinnedAndOffline(t *testing.T) {
+	reg, ref, digest := helloInRegistry(t, nil)
+
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "mcphost.toml")
+	cfgText := unsignedRemoteConfig(ref, "")
+	writeFile(t, cfgPath, cfgText)
+	_, _, logs := echoHostAt(t, cfgPath, "from the registry")
 	if !strings.Contains(logs.String(), "signature NOT verified") {
 		t.Errorf("skip_signature was not warned about:\n%s", logs)
 	}
@@ -138,13 +162,7 @@ skip_signature = true
 	// The tag moves to another plugin, then the registry goes away.
 	pushPlugin(t, ref, "testdata/plugins/faulty", nil)
 	reg.Stop()
-	_, cs2, _, err := newHostAt(t, cfgPath)
-	if err != nil {
-		t.Fatalf("restart with the registry stopped: %v", err)
-	}
-	if _, text := callText(t, cs2, "echo", map[string]any{"text": "pinned"}); text != "pinned" {
-		t.Fatalf("echo after restart = %q", text)
-	}
+	echoHostAt(t, cfgPath, "pinned") // restarted with the registry stopped
 
 	// Nothing stored, nothing pinned, no registry: refused, and why.
 	other := filepath.Join(t.TempDir(), "mcphost.toml")
@@ -164,9 +182,7 @@ skip_signature = true
 // plugin and the reference) while the others keep serving; a config that
 // adds one on reload leaves the running plugins as they were.
 func TestRegistryPluginUnsignedRefused(t *testing.T) {
-	reg := testutil.StartRegistry(t)
-	ref := "oci://" + reg.Addr + "/plugins/hello:1"
-	pushPlugin(t, ref, "plugins/hello", nil)
+	_, ref, _ := helloInRegistry(t, nil)
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "mcphost.toml")
 	local := `[server]
@@ -207,25 +223,10 @@ trusted_keys = ["`+trustedKey(t, newSigningKey(t))+`"]
 // The grants a plugin asks for in its artifact are never given because it
 // asked: the host warns about those its config does not give.
 func TestRegistryPluginAskedGrantsWarned(t *testing.T) {
-	reg := testutil.StartRegistry(t)
-	ref := "oci://" + reg.Addr + "/plugins/hello:1"
-	pushPlugin(t, ref, "plugins/hello", &registry.Grants{AllowedHosts: []string{"api.example.com", "given.example.com"}, Env: []string{"TOKEN"}})
+	_, ref, _ := helloInRegistry(t, &registry.Grants{AllowedHosts: []string{"api.example.com", "given.example.com"}, Env: []string{"TOKEN"}})
 	cfgPath := filepath.Join(t.TempDir(), "mcphost.toml")
-	writeFile(t, cfgPath, `[server]
-plugin_store = "store"
-
-[[plugin]]
-name = "hello"
-path = "`+ref+`"
-insecure = true
-skip_signature = true
-allowed_hosts = ["given.example.com"]
-`)
-	_, cs, logs, err := newHostAt(t, cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	callText(t, cs, "echo", map[string]any{"text": "x"})
+	writeFile(t, cfgPath, unsignedRemoteConfig(ref, `allowed_hosts = ["given.example.com"]`+"\n"))
+	_, _, logs := echoHostAt(t, cfgPath, "x")
 	log := logs.String()
 	if !strings.Contains(log, "asks for grants its config does not give") ||
 		!strings.Contains(log, "network: api.example.com") || !strings.Contains(log, "environment: TOKEN") ||
@@ -236,23 +237,11 @@ allowed_hosts = ["given.example.com"]
 
 // A corrupted store entry is detected and fetched again.
 func TestRegistryPluginCorruptStoreRefetched(t *testing.T) {
-	reg := testutil.StartRegistry(t)
-	ref := "oci://" + reg.Addr + "/plugins/hello:1"
-	pushPlugin(t, ref, "plugins/hello", nil)
+	_, ref, _ := helloInRegistry(t, nil)
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "mcphost.toml")
-	writeFile(t, cfgPath, `[server]
-plugin_store = "store"
-
-[[plugin]]
-name = "hello"
-path = "`+ref+`"
-insecure = true
-skip_signature = true
-`)
-	if _, _, _, err := newHostAt(t, cfgPath); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, cfgPath, unsignedRemoteConfig(ref, ""))
+	echoHostAt(t, cfgPath, "stored")
 	wasm, err := os.ReadFile(testutil.GoPlugin(t, "plugins/hello"))
 	if err != nil {
 		t.Fatal(err)
@@ -261,13 +250,7 @@ skip_signature = true
 	if err := os.WriteFile(layer, []byte("tampered"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, cs, logs, err := newHostAt(t, cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, text := callText(t, cs, "echo", map[string]any{"text": "refetched"}); text != "refetched" {
-		t.Fatalf("echo = %q", text)
-	}
+	_, _, logs := echoHostAt(t, cfgPath, "refetched")
 	if !strings.Contains(logs.String(), "corrupt") {
 		t.Errorf("the corrupt entry was not logged:\n%s", logs)
 	}
@@ -276,19 +259,9 @@ skip_signature = true
 // `mcphost plugin update` (UpdateSources) pins what a moved tag names now;
 // a running host watching its lock file reloads and tells clients.
 func TestRegistryPluginUpdateReloadsRunningHost(t *testing.T) {
-	reg := testutil.StartRegistry(t)
-	ref := "oci://" + reg.Addr + "/plugins/hello:1"
-	pushPlugin(t, ref, "plugins/hello", nil)
+	_, ref, _ := helloInRegistry(t, nil)
 	cfgPath := filepath.Join(t.TempDir(), "mcphost.toml")
-	writeFile(t, cfgPath, `[server]
-plugin_store = "store"
-
-[[plugin]]
-name = "hello"
-path = "`+ref+`"
-insecure = true
-skip_signature = true
-`)
+	writeFile(t, cfgPath, unsignedRemoteConfig(ref, ""))
 	changed := make(chan struct{}, 1)
 	_, cs, _, err := newHostWith(t, cfgPath, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
@@ -408,13 +381,7 @@ insecure = true
 	}
 
 	writeFile(t, cfgPath, base)
-	h, cs, logs, err := newHostAt(t, cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, text := callText(t, cs, "echo", map[string]any{"text": "signed"}); text != "signed" {
-		t.Fatalf("echo = %q", text)
-	}
+	h, cs, logs := echoHostAt(t, cfgPath, "signed")
 	if strings.Contains(logs.String(), "NOT verified") {
 		t.Errorf("a verified plugin was warned about:\n%s", logs)
 	}
@@ -493,18 +460,12 @@ name = "hello"
 path = "`+ref+`"
 insecure = true
 `)
-		_, cs, _, err := newHostAt(t, cfgPath)
-		if !tc.ok {
-			if err == nil || !strings.Contains(err.Error(), `plugin "hello"`) || !strings.Contains(err.Error(), "no valid signature by "+tc.subject) {
-				t.Fatalf("another identity: %v", err)
-			}
+		if tc.ok {
+			echoHostAt(t, cfgPath, "keyless")
 			continue
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, text := callText(t, cs, "echo", map[string]any{"text": "keyless"}); text != "keyless" {
-			t.Fatalf("echo = %q", text)
+		if _, _, _, err := newHostAt(t, cfgPath); err == nil || !strings.Contains(err.Error(), `plugin "hello"`) || !strings.Contains(err.Error(), "no valid signature by "+tc.subject) {
+			t.Fatalf("another identity: %v", err)
 		}
 	}
 }
@@ -512,9 +473,7 @@ insecure = true
 // With the lock file off a tag cannot be pinned, so it is refused (a
 // digest is not): otherwise every reload could take a moved tag.
 func TestRegistryPluginTagNeedsTheLockFile(t *testing.T) {
-	reg := testutil.StartRegistry(t)
-	ref := "oci://" + reg.Addr + "/plugins/hello:1"
-	digest := pushPlugin(t, ref, "plugins/hello", nil)
+	reg, ref, digest := helloInRegistry(t, nil)
 	cfg := `[server]
 plugin_store = "store"
 lock_file = "off"
@@ -531,11 +490,5 @@ skip_signature = true
 		t.Fatalf("a tag with the lock file off: %v", err)
 	}
 	writeFile(t, cfgPath, fmt.Sprintf(cfg, "oci://"+reg.Addr+"/plugins/hello@"+digest))
-	_, cs, _, err := newHostAt(t, cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, text := callText(t, cs, "echo", map[string]any{"text": "by digest"}); text != "by digest" {
-		t.Fatalf("echo = %q", text)
-	}
+	echoHostAt(t, cfgPath, "by digest")
 }

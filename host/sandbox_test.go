@@ -147,6 +147,9 @@ func TestCircuitBreakerStopsCallingAFailingPlugin(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "3 failed calls in a row") {
 		t.Fatalf("call while the breaker is open = %v", err)
 	}
+	// Not a sleep-then-assert: the breaker opened before this sleep began,
+	// so when it ends more than the configured 400 ms cooldown has passed
+	// on the host's clock, however loaded the machine.
 	time.Sleep(500 * time.Millisecond)
 	afterFault(t, s) // closed again after the cooldown and a success
 }
@@ -256,7 +259,9 @@ func TestNetworkIsDeniedUnlessGranted(t *testing.T) {
 // responsive.
 func TestNotificationFloodIsRateLimited(t *testing.T) {
 	var got atomic.Int64
-	text := strings.NewReplacer("{faulty}", testutil.GoPlugin(t, "testdata/plugins/faulty"), `timeout = "10s"`, `timeout = "30s"`).Replace(faultyConfig)
+	marker := make(chan struct{}) // closed when everything's log message arrives
+	text := strings.NewReplacer("{faulty}", testutil.GoPlugin(t, "testdata/plugins/faulty"), `timeout = "10s"`, `timeout = "30s"`).Replace(faultyConfig) +
+		"[[plugin]]\nname = \"everything\"\npath = \"" + testutil.GoPlugin(t, "plugins/everything") + "\"\n"
 	cfg, err := host.LoadConfig(testutil.WriteConfig(t, text))
 	if err != nil {
 		t.Fatal(err)
@@ -266,7 +271,13 @@ func TestNotificationFloodIsRateLimited(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close(context.Background()) })
-	cs := connect(t, h, &mcp.ClientOptions{LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) { got.Add(1) }}, "2025-11-25")
+	cs := connect(t, h, &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+		if r.Params.Logger == "everything" {
+			close(marker)
+			return
+		}
+		got.Add(1)
+	}}, "2025-11-25")
 	if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +286,20 @@ func TestNotificationFloodIsRateLimited(t *testing.T) {
 		t.Fatalf("flood = %q", text)
 	}
 	elapsed := time.Since(begin)
-	time.Sleep(200 * time.Millisecond)
+	// Every flood message the host let through was sent on the session
+	// before the flood call returned; a client handles notifications one at
+	// a time in the order they came. So once a log message sent after the
+	// call (by another plugin, with a rate budget of its own) has been
+	// handled, every flood message that reached the client has been
+	// counted: wait for that, not for a while.
+	if res, _ := callText(t, cs, "test_logging_tool", map[string]any{}); res.IsError {
+		t.Fatalf("test_logging_tool: %+v", res)
+	}
+	select {
+	case <-marker:
+	case <-time.After(time.Minute): // a hang guard only
+		t.Fatal("the log message sent after the flood never reached the client")
+	}
 	limit := int64(hostfn.ClientBurst + hostfn.ClientRate*elapsed.Seconds() + 10)
 	if n := got.Load(); n == 0 || n > limit {
 		t.Errorf("client got %d of 5000 log messages flooded over %v, want some and at most %d (burst + rate)", n, elapsed, limit)

@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/internal/uritemplate"
+	"github.com/mcphost/mcphost/abi/uritemplate"
 )
 
 // ToolHandler runs a tool. args is the JSON object of the call's arguments

@@ -13,9 +13,13 @@ import (
 	"text/template"
 )
 
-// mcphostModule is the module path of mcphost, whose sdk and abi packages
-// a Go plugin imports.
+// mcphostModule is the module path of mcphost. A Go scaffold inside a
+// checkout of it is one of its packages.
 const mcphostModule = "github.com/mcphost/mcphost"
+
+// sdkGo is the go line of sdk/go.mod, which a scaffold made without a
+// checkout to read it from takes (TestSDKGoLine keeps the two equal).
+const sdkGo = "1.24"
 
 // goModule says how a Go scaffold finds the SDK.
 type goModule struct {
@@ -91,39 +95,45 @@ func enclosingModule(dir string) (root, path string) {
 var goModTemplate = template.Must(template.New("go.mod").Parse(`module {{.Name}}
 
 go {{.Go}}
-
-{{if .Version}}require github.com/mcphost/mcphost {{.Version}}
+{{if .Version}}
+require (
+	github.com/mcphost/mcphost/abi {{.Version}}
+	github.com/mcphost/mcphost/sdk {{.Version}}
+)
 {{end}}{{if .PDK}}
 require github.com/extism/go-pdk {{.PDK}} // indirect
-{{end}}{{if .Replace}}
-// The SDK comes from the mcphost checkout this plugin was made from (see
-// README.md). To use a release of mcphost instead, delete this line and
-// run: go get github.com/mcphost/mcphost@VERSION && go mod tidy
-replace github.com/mcphost/mcphost => {{.Replace}}
+{{end}}{{if .ReplaceSDK}}
+// The SDK and the ABI come from the mcphost checkout this plugin was made
+// from (see README.md). To use a release instead, delete these lines and
+// run: go get github.com/mcphost/mcphost/sdk@VERSION && go mod tidy
+replace (
+	github.com/mcphost/mcphost/abi => {{.ReplaceABI}}
+	github.com/mcphost/mcphost/sdk => {{.ReplaceSDK}}
+)
 {{end}}`))
 
 // writeGoModule gives a Go scaffold outside an mcphost checkout a module
-// of its own: a go.mod that requires mcphost and what its SDK imports and
-// replaces mcphost with the checkout at m.RepoRoot, whose go.sum it copies
-// (so it builds offline, from the module cache the checkout's builds
-// filled). With no checkout it requires the release this binary is, if it
-// is one.
+// of its own: a go.mod that requires the SDK and ABI modules and what the
+// SDK imports, and replaces them with sdk/ and abi/ of the checkout at
+// m.RepoRoot, whose sdk/go.sum it copies (so it builds offline, from the
+// module cache the checkout's builds filled). Its go line is the SDK's, not
+// the checkout's: a plugin needs only the Go that builds the SDK. With no
+// checkout it requires the release this binary is, if it is one.
 func writeGoModule(dir, name string, m goModule) ([]string, error) {
 	// Version stays empty with neither a checkout nor a release: go mod
-	// tidy then requires the latest mcphost.
-	data := struct{ Name, Go, Version, PDK, Replace string }{
-		Name: name, Go: strings.TrimPrefix(runtime.Version(), "go"), Replace: m.RepoRoot,
-	}
-	if strings.ContainsAny(data.Replace, " \t\"'`") {
-		data.Replace = strconv.Quote(data.Replace)
+	// tidy then requires the latest SDK.
+	data := struct{ Name, Go, Version, PDK, ReplaceABI, ReplaceSDK string }{
+		Name: name, Go: sdkGo,
 	}
 	var sum []byte
 	if m.RepoRoot != "" {
-		// Any version will do: the replace directive supplies the code.
+		// Any version will do: the replace directives supply the code.
 		data.Version = "v0.0.0-00010101000000-000000000000"
-		mod, err := os.ReadFile(filepath.Join(m.RepoRoot, "go.mod"))
+		data.ReplaceABI = modulePath(filepath.Join(m.RepoRoot, "abi"))
+		data.ReplaceSDK = modulePath(filepath.Join(m.RepoRoot, "sdk"))
+		mod, err := os.ReadFile(filepath.Join(m.RepoRoot, "sdk", "go.mod"))
 		if err != nil {
-			return nil, fmt.Errorf("read the checkout's go.mod: %w", err)
+			return nil, fmt.Errorf("read the checkout's sdk/go.mod: %w", err)
 		}
 		if g := goLine.FindSubmatch(mod); g != nil {
 			data.Go = string(g[1])
@@ -133,9 +143,9 @@ func writeGoModule(dir, name string, m goModule) ([]string, error) {
 		if p := pdkRequire.FindSubmatch(mod); p != nil {
 			data.PDK = string(p[1])
 		}
-		sum, err = os.ReadFile(filepath.Join(m.RepoRoot, "go.sum"))
+		sum, err = os.ReadFile(filepath.Join(m.RepoRoot, "sdk", "go.sum"))
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("read the checkout's go.sum: %w", err)
+			return nil, fmt.Errorf("read the checkout's sdk/go.sum: %w", err)
 		}
 	} else if v := buildVersion(); isRelease(v) {
 		data.Version = v
@@ -159,6 +169,15 @@ func writeGoModule(dir, name string, m goModule) ([]string, error) {
 		written = append(written, out)
 	}
 	return written, nil
+}
+
+// modulePath writes a directory as the right-hand side of a replace
+// directive, quoted when it holds a space or a quote.
+func modulePath(dir string) string {
+	if strings.ContainsAny(dir, " \t\"'`") {
+		return strconv.Quote(dir)
+	}
+	return dir
 }
 
 // releaseVersion matches a semantic version; pseudoVersion the timestamp

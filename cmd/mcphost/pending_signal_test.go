@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"syscall"
@@ -26,23 +25,7 @@ func TestServeHTTPStopsOnSIGINTWithASamplingRequestPending(t *testing.T) {
 	cfgPath := filepath.Join(dir, "mcphost.toml")
 	everything := testutil.GoPlugin(t, "plugins/everything")
 	os.WriteFile(cfgPath, []byte(fmt.Sprintf("[server]\nwatch = false\n[[plugin]]\nname = \"everything\"\npath = %q\ntimeout = \"10m\"\n", everything)), 0o644)
-	cmd := exec.Command(os.Args[0], "serve", "--config", cfgPath, "--http", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "MCPHOST_TEST_MAIN=1")
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	logs := newLineLog(stderr)
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		cmd.Process.Kill()
-		if t.Failed() {
-			t.Logf("mcphost stderr:\n%s", logs.String())
-		}
-	}()
-
-	url := logs.wait(t, regexp.MustCompile(`MCP endpoint (http://\S+)`))
+	cmd, logs, exited, url := startServeHTTP(t, cfgPath)
 	asked := make(chan struct{}, 1)
 	release := make(chan struct{})
 	defer close(release)

@@ -350,9 +350,49 @@ func TestPluginNewGoBuildsWhereItIsMade(t *testing.T) {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build in %s: %v\n%s", dir, err, b)
 	}
+	// It needs the SDK's modules only, not the host's: none of wazero,
+	// Extism's go-sdk, the MCP go-sdk or sigstore is in its module graph,
+	// and its go line is the SDK's, not the host's.
+	list := exec.Command("go", "list", "-m", "all")
+	list.Dir = dir
+	list.Env = cmd.Env
+	mods, err := list.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -m all in %s: %v\n%s", dir, err, mods)
+	}
+	var names []string
+	for _, line := range strings.Split(strings.TrimSpace(string(mods)), "\n") {
+		names = append(names, strings.Fields(line)[0])
+	}
+	if want := []string{"greeter", "github.com/extism/go-pdk", "github.com/mcphost/mcphost/abi", "github.com/mcphost/mcphost/sdk"}; !slices.Equal(names, want) {
+		t.Errorf("go list -m all = %q, want %q", names, want)
+	}
+	sdkMod, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "sdk", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := goLine.FindSubmatch(sdkMod); g == nil || !bytes.Contains(mod, []byte("\ngo "+string(g[1])+"\n")) {
+		t.Errorf("go.mod does not have sdk/go.mod's go line:\n%s", mod)
+	}
 	out, stderr, err := runCLI(t, "plugin", "test", filepath.Join(dir, "greeter.wasm"))
 	if err != nil || !strings.Contains(out, "PASS  tool     greeter_hello") {
 		t.Errorf("plugin test of the scaffold: %v\n%s%s", err, out, stderr)
+	}
+}
+
+// TestSDKGoLine: the go line a scaffold made without a checkout takes is
+// sdk/go.mod's.
+func TestSDKGoLine(t *testing.T) {
+	mod, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "sdk", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := goLine.FindSubmatch(mod); g == nil || string(g[1]) != sdkGo {
+		t.Errorf("sdk/go.mod's go line is %q, sdkGo %q: make them equal", g, sdkGo)
 	}
 }
 
@@ -368,7 +408,7 @@ func TestGoModuleWithoutACheckout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(string(mod), "module lonely\n\ngo ") || strings.Contains(string(mod), "replace") || strings.Contains(string(mod), "v0.0.0-") {
+	if !strings.HasPrefix(string(mod), "module lonely\n\ngo "+sdkGo+"\n") || strings.Contains(string(mod), "replace") || strings.Contains(string(mod), "v0.0.0-") {
 		t.Errorf("go.mod:\n%s", mod)
 	}
 	for v, want := range map[string]bool{"v1.2.3": true, "v1.2.3-rc.1": true, "dev": false,

@@ -73,6 +73,34 @@ func (l *lineLog) wait(t *testing.T, re *regexp.Regexp) string {
 	}
 }
 
+// startServeHTTP runs the test binary as `mcphost serve --config cfgPath
+// --http 127.0.0.1:0` and waits until it logs its MCP endpoint. It returns
+// the process, its stderr as lines, a channel that gets what cmd.Wait
+// returns, and the endpoint's URL. The process is killed when the test
+// ends, and its stderr logged if the test failed.
+func startServeHTTP(t *testing.T, cfgPath string) (cmd *exec.Cmd, logs *lineLog, exited <-chan error, url string) {
+	t.Helper()
+	cmd = exec.Command(os.Args[0], "serve", "--config", cfgPath, "--http", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "MCPHOST_TEST_MAIN=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	logs = newLineLog(stderr)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		if t.Failed() {
+			t.Logf("mcphost stderr:\n%s", logs.String())
+		}
+	})
+	return cmd, logs, done, logs.wait(t, regexp.MustCompile(`MCP endpoint (http://\S+)`))
+}
+
 // TestServeHTTPReloadsOnSIGHUPAndStopsOnSIGTERM runs the real binary: it
 // serves HTTP on a free port, reloads a changed config on SIGHUP, and on
 // SIGTERM stops and exits 0.
@@ -84,23 +112,7 @@ func TestServeHTTPReloadsOnSIGHUPAndStopsOnSIGTERM(t *testing.T) {
 		os.WriteFile(cfgPath, []byte(fmt.Sprintf("[server]\nwatch = false\n[[plugin]]\nname = \"hello\"\npath = %q\nprefix = %q\n", hello, prefix)), 0o644)
 	}
 	writeCfg("")
-	cmd := exec.Command(os.Args[0], "serve", "--config", cfgPath, "--http", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "MCPHOST_TEST_MAIN=1")
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	logs := newLineLog(stderr)
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		cmd.Process.Kill()
-		if t.Failed() {
-			t.Logf("mcphost stderr:\n%s", logs.String())
-		}
-	}()
-
-	url := logs.wait(t, regexp.MustCompile(`MCP endpoint (http://\S+)`))
+	cmd, logs, exited, url := startServeHTTP(t, cfgPath)
 	client := mcp.NewClient(&mcp.Implementation{Name: "signals-test", Version: "1"}, nil)
 	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {

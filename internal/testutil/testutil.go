@@ -45,7 +45,11 @@ func RepoRoot(t testing.TB) string {
 
 // GoPlugin builds the Go plugin in the package directory rel (relative to the
 // repository root, e.g. "plugins/hello") for wasip1, with the given build
-// tags, and returns the path of the .wasm file.
+// tags, and returns the path of the .wasm file. The plugin is a package of
+// the root module, which requires the sdk and abi modules with replace
+// directives to ./sdk and ./abi, so it builds from the root against this
+// checkout's SDK; the cache key covers sdk/ and abi/, their go.mod and go.sum
+// included.
 func GoPlugin(t testing.TB, rel string, tags ...string) string {
 	t.Helper()
 	root := RepoRoot(t)

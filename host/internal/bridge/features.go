@@ -14,7 +14,7 @@ import (
 	yosida "github.com/yosida95/uritemplate/v3"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/internal/uritemplate"
+	"github.com/mcphost/mcphost/abi/uritemplate"
 )
 
 // ListResources asks a plugin for its resources and checks each on its

@@ -577,43 +577,102 @@ func convertServer(path string, idx lineIndex, fc fileConfig, s *Server) []error
 	return problems
 }
 
-func convertPlugin(path string, idx lineIndex, baseDir string, index int, fp filePlugin) (Plugin, []error) {
-	var problems []error
-	where := fmt.Sprintf("[[plugin]] #%d", index+1)
-	if fp.Name != "" {
-		where = fmt.Sprintf("plugin %q", fp.Name)
-	}
-	bad := func(key, format string, args ...any) {
-		at := idx.at(path, fmt.Sprintf("plugin.%d.%s", index, key))
-		problems = append(problems, fmt.Errorf("%s: %s: %s: %s", at, where, key, fmt.Sprintf(format, args...)))
-	}
+// badFunc reports a problem with a key of one [[plugin]] table; the
+// message is format and args, after the file, line, plugin and key.
+type badFunc func(key, format string, args ...any)
 
-	p := Plugin{
-		Name:         fp.Name,
-		Timeout:      DefaultTimeout,
-		MemoryMB:     DefaultMemoryMB,
-		MaxInstances: 0,
-		IdleTimeout:  DefaultIdleTimeout,
-		MaxOutputKB:  DefaultMaxOutputKB,
-		MaxItems:     DefaultMaxItems,
-		Prefix:       fp.Prefix,
+// intKey is an integer key of a [[plugin]] table: its value in the file
+// (nil when absent), the field of Plugin it sets, and the range it must be
+// in; note ends the "(expected MIN to MAX…)" of the error. When atMost is
+// set, the value may not exceed that of the key atMostKey as written.
+type intKey struct {
+	key       string
+	from      *int
+	to        *int
+	min, max  int
+	note      string
+	atMostKey string
+	atMost    *int
+}
+
+// apply sets k.to from the file, or reports a value out of range (leaving
+// the default).
+func (k intKey) apply(bad badFunc) {
+	if k.from == nil {
+		return
 	}
-	// ${NAME} in a config value is the host's environment variable NAME,
-	// as in hyper-mcp's config: the operator grants it by writing it.
-	p.Config = expandConfigEnv(fp.Config, bad)
-	p.SHA256 = strings.ToLower(fp.SHA256)
-	if fp.SHA256 != "" && !validSHA256.MatchString(p.SHA256) {
-		bad("sha256", "%q is not a SHA-256 in hex (64 characters; `mcphost plugin inspect FILE` prints it)", fp.SHA256)
+	if *k.from < k.min || *k.from > k.max {
+		bad(k.key, "%d is out of range (expected %d to %d%s)", *k.from, k.min, k.max, k.note)
+		return
 	}
-	for _, name := range fp.Env {
-		if name == "" || strings.ContainsAny(name, "=\x00") {
-			bad("env", "%q is not an environment variable name", name)
-		}
+	if k.atMost != nil && *k.from > *k.atMost {
+		bad(k.key, "%d is more than %s (%d)", *k.from, k.atMostKey, *k.atMost)
+		return
 	}
-	p.Env = fp.Env
+	*k.to = *k.from
+}
+
+// durationKey is a duration key of a [[plugin]] table: its text in the
+// file ("" when absent), the field of Plugin it sets, whether zero is
+// allowed, and the formats (each given the text, %q) of the errors for
+// text that is not a duration and for a duration out of range.
+type durationKey struct {
+	key         string
+	from        string
+	to          *time.Duration
+	zeroOK      bool
+	notDuration string
+	outOfRange  string
+}
+
+// apply sets k.to from the file, or reports why it cannot (leaving the
+// default).
+func (k durationKey) apply(bad badFunc) {
+	if k.from == "" {
+		return
+	}
+	d, err := time.ParseDuration(k.from)
+	switch {
+	case err != nil:
+		bad(k.key, k.notDuration, k.from)
+	case d < 0 || d == 0 && !k.zeroOK:
+		bad(k.key, k.outOfRange, k.from)
+	default:
+		*k.to = d
+	}
+}
+
+// wordKey is a key of a [[plugin]] table that is one of a few words: its
+// text in the file, the field of Plugin it sets, and the words; the first
+// is the default, taken when the key is absent.
+type wordKey struct {
+	key   string
+	from  string
+	to    *string
+	words []string
+}
+
+// apply sets k.to from the file, or reports a word that is not one of
+// k.words.
+func (k wordKey) apply(bad badFunc) {
+	switch {
+	case k.from == "":
+		*k.to = k.words[0]
+	case slices.Contains(k.words, k.from):
+		*k.to = k.from
+	default:
+		bad(k.key, "%q is not one of %s", k.from, strings.Join(k.words, ", "))
+	}
+}
+
+// mounts checks a [[plugin]] table's allowed_paths (host directory, with
+// an optional "ro:" or "rw:" prefix, -> guest path) and splits them into
+// read-only and writable mounts, host directory -> guest path, each nil
+// when there is none.
+func mounts(allowed map[string]string, baseDir string, bad badFunc) (ro, rw map[string]string) {
 	guests := map[string]string{} // guest path -> the key that mounts it
-	for _, key := range slices.Sorted(maps.Keys(fp.AllowedPaths)) {
-		guest := fp.AllowedPaths[key]
+	for _, key := range slices.Sorted(maps.Keys(allowed)) {
+		guest := allowed[key]
 		hostDir, writable := strings.CutPrefix(key, "rw:")
 		if !writable {
 			hostDir = strings.TrimPrefix(hostDir, "ro:")
@@ -635,15 +694,58 @@ func convertPlugin(path string, idx lineIndex, baseDir string, index int, fp fil
 			continue
 		}
 		guests[guest] = key
-		grant := &p.AllowedPaths
+		grant := &ro
 		if writable {
-			grant = &p.WritablePaths
+			grant = &rw
 		}
 		if *grant == nil {
 			*grant = map[string]string{}
 		}
 		(*grant)[filepath.Clean(hostDir)] = guest
 	}
+	return ro, rw
+}
+
+// convertPlugin checks the [[plugin]] table number index of the file at
+// path and converts it to a Plugin, with every problem found, each naming
+// the file, line, plugin and key.
+func convertPlugin(path string, idx lineIndex, baseDir string, index int, fp filePlugin) (Plugin, []error) {
+	var problems []error
+	where := fmt.Sprintf("[[plugin]] #%d", index+1)
+	if fp.Name != "" {
+		where = fmt.Sprintf("plugin %q", fp.Name)
+	}
+	var bad badFunc = func(key, format string, args ...any) {
+		at := idx.at(path, fmt.Sprintf("plugin.%d.%s", index, key))
+		problems = append(problems, fmt.Errorf("%s: %s: %s: %s", at, where, key, fmt.Sprintf(format, args...)))
+	}
+
+	p := Plugin{
+		Name:            fp.Name,
+		Timeout:         DefaultTimeout,
+		MemoryMB:        DefaultMemoryMB,
+		MaxInstances:    0,
+		IdleTimeout:     DefaultIdleTimeout,
+		MaxOutputKB:     DefaultMaxOutputKB,
+		MaxItems:        DefaultMaxItems,
+		BreakerFailures: DefaultBreakerFailures,
+		BreakerCooldown: DefaultBreakerCooldown,
+		Prefix:          fp.Prefix,
+	}
+	// ${NAME} in a config value is the host's environment variable NAME,
+	// as in hyper-mcp's config: the operator grants it by writing it.
+	p.Config = expandConfigEnv(fp.Config, bad)
+	p.SHA256 = strings.ToLower(fp.SHA256)
+	if fp.SHA256 != "" && !validSHA256.MatchString(p.SHA256) {
+		bad("sha256", "%q is not a SHA-256 in hex (64 characters; `mcphost plugin inspect FILE` prints it)", fp.SHA256)
+	}
+	for _, name := range fp.Env {
+		if name == "" || strings.ContainsAny(name, "=\x00") {
+			bad("env", "%q is not an environment variable name", name)
+		}
+	}
+	p.Env = fp.Env
+	p.AllowedPaths, p.WritablePaths = mounts(fp.AllowedPaths, baseDir, bad)
 	for _, h := range fp.AllowedHosts {
 		if h == "" || strings.ContainsAny(h, "/:@ ") || (strings.Contains(h, "*") && h != "*" && !strings.HasPrefix(h, "*.")) {
 			bad("allowed_hosts", "%q is not a host pattern (expected \"api.example.com\", \"*.example.com\" or \"*\")", h)
@@ -656,14 +758,6 @@ func convertPlugin(path string, idx lineIndex, baseDir string, index int, fp fil
 			bad("max_calls_per_second", "%v is out of range (expected more than 0, at most 1000000)", *fp.MaxCallsPS)
 		} else {
 			p.MaxCallsPerSecond = *fp.MaxCallsPS
-		}
-	}
-	p.BreakerFailures = DefaultBreakerFailures
-	if fp.BreakerFails != nil {
-		if *fp.BreakerFails < 0 || *fp.BreakerFails > 1000 {
-			bad("breaker_failures", "%d is out of range (expected 0 to 1000; 0 turns the breaker off)", *fp.BreakerFails)
-		} else {
-			p.BreakerFailures = *fp.BreakerFails
 		}
 	}
 	validScope := func(key, scope string) {
@@ -686,31 +780,6 @@ func convertPlugin(path string, idx lineIndex, baseDir string, index int, fp fil
 		}
 	}
 	p.ToolScopes = fp.ToolScopes
-	switch fp.OnChange {
-	case "", "warn":
-		p.OnChange = "warn"
-	case "refuse":
-		p.OnChange = "refuse"
-	default:
-		bad("on_change", "%q is not one of warn, refuse", fp.OnChange)
-	}
-	switch fp.Interrupts {
-	case "", "rewrite":
-		p.InterruptChecks = "rewrite"
-	case "wazero":
-		p.InterruptChecks = "wazero"
-	default:
-		bad("interrupt_checks", "%q is not one of rewrite, wazero", fp.Interrupts)
-	}
-	p.BreakerCooldown = DefaultBreakerCooldown
-	if fp.BreakerCool != "" {
-		d, err := time.ParseDuration(fp.BreakerCool)
-		if err != nil || d <= 0 {
-			bad("breaker_cooldown", "%q is not a positive duration (e.g. \"30s\")", fp.BreakerCool)
-		} else {
-			p.BreakerCooldown = d
-		}
-	}
 	switch fp.Naming {
 	case "", NamingPlugin:
 		p.Naming = NamingPlugin
@@ -754,65 +823,35 @@ func convertPlugin(path string, idx lineIndex, baseDir string, index int, fp fil
 			bad("trusted_keys", "only a plugin from a registry is signed; path %q is a local file", fp.Path)
 		}
 	}
-	if fp.Timeout != "" {
-		d, err := time.ParseDuration(fp.Timeout)
-		switch {
-		case err != nil:
-			bad("timeout", "%q is not a duration (expected e.g. \"10s\", \"500ms\", \"1m\")", fp.Timeout)
-		case d <= 0:
-			bad("timeout", "%q must be greater than zero", fp.Timeout)
-		default:
-			p.Timeout = d
-		}
+	for _, k := range []wordKey{
+		{key: "on_change", from: fp.OnChange, to: &p.OnChange, words: []string{"warn", "refuse"}},
+		{key: "interrupt_checks", from: fp.Interrupts, to: &p.InterruptChecks, words: []string{"rewrite", "wazero"}},
+	} {
+		k.apply(bad)
 	}
-	if fp.MemoryMB != nil {
-		if *fp.MemoryMB < MinMemoryMB || *fp.MemoryMB > MaxMemoryMB {
-			bad("memory_mb", "%d is out of range (expected %d to %d)", *fp.MemoryMB, MinMemoryMB, MaxMemoryMB)
-		} else {
-			p.MemoryMB = *fp.MemoryMB
-		}
+	for _, k := range []durationKey{
+		{key: "timeout", from: fp.Timeout, to: &p.Timeout,
+			notDuration: `%q is not a duration (expected e.g. "10s", "500ms", "1m")`,
+			outOfRange:  `%q must be greater than zero`},
+		{key: "idle_timeout", from: fp.IdleTimeout, to: &p.IdleTimeout, zeroOK: true,
+			notDuration: `%q is not a duration (expected e.g. "5m", "30s"; "0" never releases the plugin)`,
+			outOfRange:  `%q must not be negative ("0" never releases the plugin)`},
+		{key: "breaker_cooldown", from: fp.BreakerCool, to: &p.BreakerCooldown,
+			notDuration: `%q is not a positive duration (e.g. "30s")`,
+			outOfRange:  `%q is not a positive duration (e.g. "30s")`},
+	} {
+		k.apply(bad)
 	}
-	if fp.MaxInstances != nil {
-		if *fp.MaxInstances < 1 || *fp.MaxInstances > 1024 {
-			bad("max_instances", "%d is out of range (expected 1 to 1024)", *fp.MaxInstances)
-		} else {
-			p.MaxInstances = *fp.MaxInstances
-		}
-	}
-	if fp.IdleTimeout != "" {
-		d, err := time.ParseDuration(fp.IdleTimeout)
-		switch {
-		case err != nil:
-			bad("idle_timeout", "%q is not a duration (expected e.g. \"5m\", \"30s\"; \"0\" never releases the plugin)", fp.IdleTimeout)
-		case d < 0:
-			bad("idle_timeout", "%q must not be negative (\"0\" never releases the plugin)", fp.IdleTimeout)
-		default:
-			p.IdleTimeout = d
-		}
-	}
-	if fp.MinInstances != nil {
-		switch {
-		case *fp.MinInstances < 0 || *fp.MinInstances > 1024:
-			bad("min_instances", "%d is out of range (expected 0 to 1024)", *fp.MinInstances)
-		case fp.MaxInstances != nil && *fp.MinInstances > *fp.MaxInstances:
-			bad("min_instances", "%d is more than max_instances (%d)", *fp.MinInstances, *fp.MaxInstances)
-		default:
-			p.MinInstances = *fp.MinInstances
-		}
-	}
-	if fp.MaxOutputKB != nil {
-		if *fp.MaxOutputKB < 1 || *fp.MaxOutputKB > 1<<20 {
-			bad("max_output_kb", "%d is out of range (expected 1 to %d)", *fp.MaxOutputKB, 1<<20)
-		} else {
-			p.MaxOutputKB = *fp.MaxOutputKB
-		}
-	}
-	if fp.MaxItems != nil {
-		if *fp.MaxItems < 1 || *fp.MaxItems > MaxMaxItems {
-			bad("max_items", "%d is out of range (expected 1 to %d)", *fp.MaxItems, MaxMaxItems)
-		} else {
-			p.MaxItems = *fp.MaxItems
-		}
+	for _, k := range []intKey{
+		{key: "memory_mb", from: fp.MemoryMB, to: &p.MemoryMB, min: MinMemoryMB, max: MaxMemoryMB},
+		{key: "max_instances", from: fp.MaxInstances, to: &p.MaxInstances, min: 1, max: 1024},
+		{key: "min_instances", from: fp.MinInstances, to: &p.MinInstances, min: 0, max: 1024,
+			atMostKey: "max_instances", atMost: fp.MaxInstances},
+		{key: "max_output_kb", from: fp.MaxOutputKB, to: &p.MaxOutputKB, min: 1, max: 1 << 20},
+		{key: "max_items", from: fp.MaxItems, to: &p.MaxItems, min: 1, max: MaxMaxItems},
+		{key: "breaker_failures", from: fp.BreakerFails, to: &p.BreakerFailures, min: 0, max: 1000, note: "; 0 turns the breaker off"},
+	} {
+		k.apply(bad)
 	}
 	return p, problems
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/mcphost/mcphost/host/internal/wasmbin"
 )
 
 // outcome is what one call of an export did: its results, or the first
@@ -251,11 +253,11 @@ func withoutNames(b []byte) []byte {
 	}
 	out := append([]byte(nil), b[:8]...)
 	for _, s := range sections {
-		r := &reader{b: s.body}
-		if s.id == secCustom && string(r.name()) == "name" {
+		r := newReader(s.Body)
+		if s.ID == secCustom && string(r.Name()) == "name" {
 			continue
 		}
-		out = appendSection(out, s.id, s.body)
+		out = wasmbin.AppendSection(out, s.ID, s.Body)
 	}
 	return out
 }

@@ -3,7 +3,8 @@ package interrupt
 import (
 	"errors"
 	"fmt"
-	"io"
+
+	"github.com/mcphost/mcphost/host/internal/wasmbin"
 )
 
 // rewriteExpr copies one expression (a function body or a constant
@@ -11,7 +12,7 @@ import (
 // function indices and, when checks is set, adding a budget check at the
 // head of every loop and before every bulk memory or table operation.
 // Unchanged instructions are copied in runs, from flushed up to where
-// something changes. Problems are left in r.err.
+// something changes. Problems are left in r.Err.
 //
 // The decoding is wazero's, for the features the host enables
 // (api.CoreFeaturesV2, see Features): every instruction is read the way
@@ -24,22 +25,22 @@ import (
 // miss a loop, or a global.set of the budget, hidden in an immediate.
 func (m *module) rewriteExpr(r *reader, out []byte, checks bool) []byte {
 	depth := 0
-	flushed := r.pos
+	flushed := r.Pos
 	var run runs
-	for r.err == nil {
-		if r.done() {
-			r.err = errors.New("expression without an end")
+	for r.Err == nil {
+		if r.Done() {
+			r.Err = errors.New("expression without an end")
 			break
 		}
-		start := r.pos
+		start := r.Pos
 		if checks && run.cur >= straightRun {
-			out = append(out, r.b[flushed:start]...)
+			out = append(out, r.B[flushed:start]...)
 			flushed = start
 			out = m.appendTickCall(out)
 			run.cur = 0
 		}
 		run.cur++
-		op := r.byte()
+		op := r.Byte()
 		switch {
 		case op == 0x02 || op == 0x04: // block, if
 			r.blockType()
@@ -49,72 +50,72 @@ func (m *module) rewriteExpr(r *reader, out []byte, checks bool) []byte {
 			r.blockType()
 			depth++
 			run.openLoop()
-			if checks && r.err == nil {
-				out = append(out, r.b[flushed:r.pos]...)
-				flushed = r.pos
+			if checks && r.Err == nil {
+				out = append(out, r.B[flushed:r.Pos]...)
+				flushed = r.Pos
 				out = m.appendTickCall(out)
 			}
 		case op == 0x05: // else
 			run.elseBranch()
 		case op == 0x0b: // end
 			if depth == 0 {
-				return append(out, r.b[flushed:r.pos]...)
+				return append(out, r.B[flushed:r.Pos]...)
 			}
 			depth--
 			run.end()
 		case op == 0x00 || op == 0x0f: // unreachable, return
 			run.stop()
 		case op == 0x10 || op == 0xd2: // call, ref.func
-			f := r.u32()
-			if r.err == nil {
-				out = append(out, r.b[flushed:start]...)
+			f := r.U32()
+			if r.Err == nil {
+				out = append(out, r.B[flushed:start]...)
 				out = append(out, op)
-				out = appendU32(out, m.funcIndex(f))
-				flushed = r.pos
+				out = wasmbin.AppendU32(out, m.funcIndex(f))
+				flushed = r.Pos
 			}
 		case op == 0x23 || op == 0x24: // global.get, global.set
-			m.globalRefs = max(m.globalRefs, r.u32()+1)
+			m.globalRefs = max(m.globalRefs, r.U32()+1)
 		case op == 0x01, op == 0x1a, op == 0x1b, op >= 0x45 && op <= 0xc4, op == 0xd1:
 			// no immediates: nop, drop, select, numeric operators,
 			// ref.is_null
 		case op == 0x0c || op == 0x0d: // br, br_if
-			run.branch(r.u32())
+			run.branch(r.U32())
 			if op == 0x0c {
 				run.stop()
 			}
 		case op == 0x0e: // br_table
-			for range r.count() {
-				run.branch(r.u32())
+			for range r.Count() {
+				run.branch(r.U32())
 			}
-			run.branch(r.u32())
+			run.branch(r.U32())
 			run.stop()
 		case op == 0x11: // call_indirect: type, table
-			r.u32()
-			r.u32()
+			r.U32()
+			r.U32()
 		case op == 0x1c: // select with types: wazero reads the count as one byte
-			if n := r.byte(); n != 1 && r.err == nil {
-				r.fail(fmt.Errorf("typed select with %d types", n))
+			if n := r.Byte(); n != 1 && r.Err == nil {
+				r.Fail(fmt.Errorf("typed select with %d types", n))
 			}
 			r.valType()
 		case op >= 0x20 && op <= 0x22, op == 0x25, op == 0x26: // locals, table.get/set
-			r.u32()
+			r.U32()
 		case op >= 0x28 && op <= 0x3e: // loads and stores
 			r.memarg()
 		case op == 0x3f || op == 0x40: // memory.size, memory.grow
 			r.zeroByte()
 		case op == 0x41:
-			r.skipLEB(5)
+			r.SkipLEB(5)
 		case op == 0x42:
-			r.skipLEB(10)
+			r.SkipLEB(10)
 		case op == 0x43:
-			r.bytes(4)
+			r.Bytes(4)
 		case op == 0x44:
-			r.bytes(8)
+			r.Bytes(8)
 		case op == 0xd0: // ref.null: wazero reads the type as one byte
 			r.refType()
 		case op == 0xfc:
-			if r.misc() && checks && r.err == nil {
-				out = append(out, r.b[flushed:start]...)
+			if r.misc() && checks && r.Err == nil {
+				out = append(out, r.B[flushed:start]...)
 				flushed = start
 				out = m.appendCheck(out, bulkCost)
 			}
@@ -124,7 +125,7 @@ func (m *module) rewriteExpr(r *reader, out []byte, checks bool) []byte {
 			// Exception handling, tail calls, typed function references,
 			// GC and threads are not among the features the host enables:
 			// wazero refuses them too.
-			r.fail(fmt.Errorf("opcode 0x%x: %w", op, ErrUnsupported))
+			r.Fail(fmt.Errorf("opcode 0x%x: %w", op, ErrUnsupported))
 		}
 	}
 	return out
@@ -207,10 +208,10 @@ func (s *runs) stop() { s.cur = 0 }
 // by bulkCost. The sub-opcode is a LEB128 number, as wazero reads it; the
 // memory indices of the bulk memory operations are single zero bytes.
 func (r *reader) misc() (bulk bool) {
-	switch sub := r.u32(); {
+	switch sub := r.U32(); {
 	case sub <= 7: // saturating truncations
 	case sub == 8: // memory.init: data segment, memory
-		r.u32()
+		r.U32()
 		r.zeroByte()
 		return true
 	case sub == 10: // memory.copy: two memories
@@ -221,16 +222,16 @@ func (r *reader) misc() (bulk bool) {
 		r.zeroByte()
 		return true
 	case sub == 12 || sub == 14: // table.init, table.copy
-		r.u32()
-		r.u32()
+		r.U32()
+		r.U32()
 		return true
 	case sub == 17: // table.fill
-		r.u32()
+		r.U32()
 		return true
 	case sub == 9 || sub == 13 || sub == 15 || sub == 16: // data.drop, elem.drop, table.grow, table.size
-		r.u32()
+		r.U32()
 	default:
-		r.fail(fmt.Errorf("opcode 0xfc %d: %w", sub, ErrUnsupported))
+		r.Fail(fmt.Errorf("opcode 0xfc %d: %w", sub, ErrUnsupported))
 	}
 	return false
 }
@@ -242,28 +243,28 @@ func (r *reader) misc() (bulk bool) {
 // refused, since wazero would run other instructions than the standard
 // describes. Sub-opcodes wazero does not know are refused too.
 func (r *reader) simd() {
-	sub := r.byte()
-	if r.err != nil {
+	sub := r.Byte()
+	if r.Err != nil {
 		return
 	}
 	if !knownSIMD[sub] {
-		r.fail(fmt.Errorf("opcode 0xfd 0x%x: %w", sub, ErrUnsupported))
+		r.Fail(fmt.Errorf("opcode 0xfd 0x%x: %w", sub, ErrUnsupported))
 		return
 	}
 	switch {
 	case sub >= 0x80:
-		if r.byte() != 0x01 && r.err == nil {
-			r.fail(fmt.Errorf("opcode 0xfd 0x%x not followed by 0x01, which wazero reads otherwise than the standard: %w", sub, ErrUnsupported))
+		if r.Byte() != 0x01 && r.Err == nil {
+			r.Fail(fmt.Errorf("opcode 0xfd 0x%x not followed by 0x01, which wazero reads otherwise than the standard: %w", sub, ErrUnsupported))
 		}
 	case sub <= 0x0b, sub == 0x5c, sub == 0x5d: // loads and stores
 		r.memarg()
 	case sub == 0x0c || sub == 0x0d: // v128.const, i8x16.shuffle
-		r.bytes(16)
+		r.Bytes(16)
 	case sub >= 0x15 && sub <= 0x22: // extract and replace lane
-		r.byte()
+		r.Byte()
 	case sub >= 0x54 && sub <= 0x5b: // load and store lane
 		r.memarg()
-		r.byte()
+		r.Byte()
 	}
 }
 
@@ -282,115 +283,11 @@ var knownSIMD = func() (known [256]bool) {
 	return known
 }()
 
-// reader reads the Wasm binary encoding. The first problem sticks in err;
-// reads after it return zero values.
-type reader struct {
-	b   []byte
-	pos int
-	err error
-}
+// reader is a wasmbin.Reader with the decoding of the instructions and
+// types the rewrite reads (this file).
+type reader struct{ wasmbin.Reader }
 
-func (r *reader) done() bool { return r.pos >= len(r.b) }
-
-func (r *reader) fail(err error) {
-	if r.err == nil {
-		r.err = err
-	}
-}
-
-// end reports r's error, or one if bytes are left over.
-func (r *reader) end() error {
-	if r.err == nil && !r.done() {
-		r.err = fmt.Errorf("%d unexpected bytes", len(r.b)-r.pos)
-	}
-	return r.err
-}
-
-func (r *reader) byte() byte {
-	if r.err != nil || r.done() {
-		r.fail(io.ErrUnexpectedEOF)
-		return 0
-	}
-	r.pos++
-	return r.b[r.pos-1]
-}
-
-func (r *reader) bytes(n int) []byte {
-	if r.err != nil || n < 0 || n > len(r.b)-r.pos {
-		r.fail(io.ErrUnexpectedEOF)
-		return nil
-	}
-	r.pos += n
-	return r.b[r.pos-n : r.pos]
-}
-
-// u32 reads an unsigned LEB128 number of at most 32 bits.
-func (r *reader) u32() uint32 {
-	var v uint32
-	for shift := 0; shift < 35; shift += 7 {
-		b := r.byte()
-		if r.err != nil {
-			return 0
-		}
-		if shift == 28 && b > 0x0f {
-			r.fail(errors.New("u32 out of range"))
-			return 0
-		}
-		v |= uint32(b&0x7f) << shift
-		if b&0x80 == 0 {
-			return v
-		}
-	}
-	return 0
-}
-
-// count reads the length of a vector. Every element takes at least one
-// byte, so a length beyond the bytes left is an error, found before a loop
-// spins through billions of elements that are not there.
-func (r *reader) count() uint32 {
-	n := r.u32()
-	if int64(n) > int64(len(r.b)-r.pos) {
-		r.fail(fmt.Errorf("a vector of %d elements in %d bytes", n, len(r.b)-r.pos))
-		return 0
-	}
-	return n
-}
-
-// s33 reads a signed LEB128 number of at most 33 bits.
-func (r *reader) s33() int64 {
-	var v int64
-	shift := 0
-	for {
-		b := r.byte()
-		if r.err != nil {
-			return 0
-		}
-		v |= int64(b&0x7f) << shift
-		shift += 7
-		if b&0x80 == 0 {
-			if shift < 64 && b&0x40 != 0 {
-				v |= -1 << shift
-			}
-			return v
-		}
-		if shift >= 35 {
-			r.fail(errors.New("s33 out of range"))
-			return 0
-		}
-	}
-}
-
-// skipLEB skips a LEB128 number of at most maxBytes bytes.
-func (r *reader) skipLEB(maxBytes int) {
-	for range maxBytes {
-		if r.byte()&0x80 == 0 {
-			return
-		}
-	}
-	r.fail(errors.New("LEB128 number too long"))
-}
-
-func (r *reader) name() []byte { return r.bytes(int(r.u32())) }
+func newReader(b []byte) *reader { return &reader{wasmbin.Reader{B: b}} }
 
 // Value types of the features the host enables.
 const (
@@ -407,22 +304,22 @@ const (
 // types of the typed function references and GC proposals, which take more
 // bytes, are refused.
 func (r *reader) valType() {
-	switch t := r.byte(); t {
+	switch t := r.Byte(); t {
 	case typeI32, typeI64, typeF32, typeF64, typeV128, typeFuncref, typeExternref:
 	default:
-		if r.err == nil {
-			r.fail(fmt.Errorf("value type 0x%x: %w", t, ErrUnsupported))
+		if r.Err == nil {
+			r.Fail(fmt.Errorf("value type 0x%x: %w", t, ErrUnsupported))
 		}
 	}
 }
 
 // refType reads a reference type (of a table or ref.null): one byte.
 func (r *reader) refType() {
-	switch t := r.byte(); t {
+	switch t := r.Byte(); t {
 	case typeFuncref, typeExternref:
 	default:
-		if r.err == nil {
-			r.fail(fmt.Errorf("reference type 0x%x: %w", t, ErrUnsupported))
+		if r.Err == nil {
+			r.Fail(fmt.Errorf("reference type 0x%x: %w", t, ErrUnsupported))
 		}
 	}
 }
@@ -430,22 +327,22 @@ func (r *reader) refType() {
 // zeroByte reads a reserved byte (a memory index), which wazero requires
 // to be one byte of 0.
 func (r *reader) zeroByte() {
-	if b := r.byte(); b != 0 && r.err == nil {
-		r.fail(fmt.Errorf("reserved byte 0x%x, want 0", b))
+	if b := r.Byte(); b != 0 && r.Err == nil {
+		r.Fail(fmt.Errorf("reserved byte 0x%x, want 0", b))
 	}
 }
 
 // blockType reads a block type: empty, a value type, or a type index, as
 // a signed LEB128 number (wazero's DecodeBlockType).
 func (r *reader) blockType() {
-	switch v := r.s33(); {
+	switch v := r.S33(); {
 	case v >= 0: // a type index
 	case v == -0x40: // empty
 	case v == typeI32-0x80, v == typeI64-0x80, v == typeF32-0x80, v == typeF64-0x80,
 		v == typeV128-0x80, v == typeFuncref-0x80, v == typeExternref-0x80:
 	default:
-		if r.err == nil {
-			r.fail(fmt.Errorf("block type %d: %w", v, ErrUnsupported))
+		if r.Err == nil {
+			r.Fail(fmt.Errorf("block type %d: %w", v, ErrUnsupported))
 		}
 	}
 }
@@ -455,38 +352,30 @@ func (r *reader) blockType() {
 // bit 6, which announces a memory index in the multi-memory proposal, is
 // among them.
 func (r *reader) memarg() {
-	if align := r.u32(); align >= 32 && r.err == nil {
-		r.fail(fmt.Errorf("memory alignment 2^%d: %w", align, ErrUnsupported))
+	if align := r.U32(); align >= 32 && r.Err == nil {
+		r.Fail(fmt.Errorf("memory alignment 2^%d: %w", align, ErrUnsupported))
 	}
-	r.u32()
+	r.U32()
 }
 
 // limits reads the limits of a memory: a minimum and, when the flags say
 // so, a maximum. Shared (threads) and 64-bit memories are refused.
 func (r *reader) limits() {
-	flags := r.byte()
-	if flags > 1 && r.err == nil {
-		r.fail(fmt.Errorf("limits flags 0x%x: %w", flags, ErrUnsupported))
+	flags := r.Byte()
+	if flags > 1 && r.Err == nil {
+		r.Fail(fmt.Errorf("limits flags 0x%x: %w", flags, ErrUnsupported))
 	}
-	r.u32()
+	r.U32()
 	if flags == 1 {
-		r.u32()
+		r.U32()
 	}
 }
 
 // mutability reads a global's mutability: 0 or 1.
 func (r *reader) mutability() {
-	if b := r.byte(); b > 1 && r.err == nil {
-		r.fail(fmt.Errorf("global mutability 0x%x", b))
+	if b := r.Byte(); b > 1 && r.Err == nil {
+		r.Fail(fmt.Errorf("global mutability 0x%x", b))
 	}
-}
-
-func appendU32(out []byte, v uint32) []byte {
-	for v >= 0x80 {
-		out = append(out, byte(v)|0x80)
-		v >>= 7
-	}
-	return append(out, byte(v))
 }
 
 func appendS32(out []byte, v int32) []byte {
@@ -498,9 +387,4 @@ func appendS32(out []byte, v int32) []byte {
 		}
 		out = append(out, b|0x80)
 	}
-}
-
-func appendName[T string | []byte](out []byte, s T) []byte {
-	out = appendU32(out, uint32(len(s)))
-	return append(out, s...)
 }

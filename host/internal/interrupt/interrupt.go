@@ -30,6 +30,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/mcphost/mcphost/host/internal/wasmbin"
 )
 
 const (
@@ -83,10 +85,8 @@ var sectionOrder = map[byte]int{
 	secDataCount: 11, secCode: 12, secData: 13,
 }
 
-type section struct {
-	id   byte
-	body []byte
-}
+// section is a section of the module: its id and body.
+type section = wasmbin.Section
 
 // module holds what the rewrite needs to know about the original module.
 type module struct {
@@ -202,20 +202,20 @@ func instrument(b []byte, m module) ([]byte, error) {
 	}
 	for _, s := range sections {
 		var err error
-		switch s.id {
+		switch s.ID {
 		case secType:
-			m.types, err = countTypes(s.body)
+			m.types, err = countTypes(s.Body)
 		case secImport:
-			m.importedFuncs, m.importedGlobals, err = countImports(s.body, m.types)
+			m.importedFuncs, m.importedGlobals, err = countImports(s.Body, m.types)
 		case secTable:
-			m.tables, err = countTables(s.body)
+			m.tables, err = countTables(s.Body)
 		case secGlobal:
-			m.definedGlobals, err = countGlobals(s.body)
+			m.definedGlobals, err = countGlobals(s.Body)
 		case secFunction:
-			m.definedFuncs, err = countFunctions(s.body, m.types)
+			m.definedFuncs, err = countFunctions(s.Body, m.types)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("section %d: %w", s.id, err)
+			return nil, fmt.Errorf("section %d: %w", s.ID, err)
 		}
 	}
 
@@ -227,21 +227,21 @@ func instrument(b []byte, m module) ([]byte, error) {
 			if !emitted[id] && sectionOrder[id] < before {
 				emitted[id] = true
 				body, _ := m.rewriteSection(id, nil) // cannot fail without a body
-				out = appendSection(out, id, body)
+				out = wasmbin.AppendSection(out, id, body)
 			}
 		}
 	}
 	for _, s := range sections {
-		if s.id != secCustom {
-			emitMissing(sectionOrder[s.id])
-			emitted[s.id] = true
+		if s.ID != secCustom {
+			emitMissing(sectionOrder[s.ID])
+			emitted[s.ID] = true
 		}
 		body, err := m.rewrite(s)
 		if err != nil {
-			return nil, fmt.Errorf("section %d: %w", s.id, err)
+			return nil, fmt.Errorf("section %d: %w", s.ID, err)
 		}
 		if body != nil {
-			out = appendSection(out, s.id, body)
+			out = wasmbin.AppendSection(out, s.ID, body)
 		}
 	}
 	emitMissing(len(sectionOrder) + 1)
@@ -257,61 +257,54 @@ func instrument(b []byte, m module) ([]byte, error) {
 	return out, nil
 }
 
-// readSections splits the module's body into sections.
+// readSections splits the module's body into sections, refusing, in
+// order, one that is cut short or that the rewrite does not know.
 func readSections(b []byte) ([]section, error) {
-	r := &reader{b: b}
+	r := newReader(b)
 	var sections []section
-	for !r.done() {
-		id := r.byte()
-		size := r.u32()
-		body := r.bytes(int(size))
-		if r.err != nil {
-			return nil, fmt.Errorf("section %d: %w", id, r.err)
+	for !r.Done() {
+		s, err := r.Section()
+		if err != nil {
+			return nil, err
 		}
-		if _, known := sectionOrder[id]; (!known && id != secCustom) || id == secTag {
-			return nil, fmt.Errorf("section id %d: %w", id, ErrUnsupported)
+		if _, known := sectionOrder[s.ID]; (!known && s.ID != secCustom) || s.ID == secTag {
+			return nil, fmt.Errorf("section id %d: %w", s.ID, ErrUnsupported)
 		}
-		sections = append(sections, section{id: id, body: body})
+		sections = append(sections, s)
 	}
 	return sections, nil
 }
 
-func appendSection(out []byte, id byte, body []byte) []byte {
-	out = append(out, id)
-	out = appendU32(out, uint32(len(body)))
-	return append(out, body...)
-}
-
 // rewrite returns the new body of section s; nil drops the section.
 func (m *module) rewrite(s section) ([]byte, error) {
-	switch s.id {
+	switch s.ID {
 	case secCustom:
-		return m.rewriteCustom(s.body), nil
+		return m.rewriteCustom(s.Body), nil
 	case secType, secImport, secFunction, secGlobal:
-		return m.rewriteSection(s.id, s.body)
+		return m.rewriteSection(s.ID, s.Body)
 	case secTable:
-		return m.rewriteTables(s.body)
+		return m.rewriteTables(s.Body)
 	case secExport:
-		return m.rewriteExports(s.body)
+		return m.rewriteExports(s.Body)
 	case secStart:
-		r := &reader{b: s.body}
-		f := r.u32()
-		if err := r.end(); err != nil {
+		r := newReader(s.Body)
+		f := r.U32()
+		if err := r.End(); err != nil {
 			return nil, err
 		}
-		return appendU32(nil, m.funcIndex(f)), nil
+		return wasmbin.AppendU32(nil, m.funcIndex(f)), nil
 	case secElement:
-		return m.rewriteElements(s.body)
+		return m.rewriteElements(s.Body)
 	case secCode:
-		return m.rewriteCode(s.body)
+		return m.rewriteCode(s.Body)
 	case secData:
-		return s.body, m.checkData(s.body)
+		return s.Body, m.checkData(s.Body)
 	case secDataCount:
-		r := &reader{b: s.body}
-		r.u32()
-		return s.body, r.end()
+		r := newReader(s.Body)
+		r.U32()
+		return s.Body, r.End()
 	default:
-		return s.body, nil
+		return s.Body, nil
 	}
 }
 
@@ -320,31 +313,31 @@ func (m *module) rewrite(s section) ([]byte, error) {
 // the module has none): two types, the import, the tick function and its
 // code, the budget global. The counts in body were read by Instrument.
 func (m *module) rewriteSection(id byte, body []byte) ([]byte, error) {
-	r := &reader{b: body}
+	r := newReader(body)
 	var count uint32
 	if body != nil {
-		count = r.u32()
+		count = r.U32()
 	}
 	added := uint32(1)
 	if id == secType || (id == secGlobal && m.kernel) {
 		added = 2
 	}
-	out := appendU32(nil, count+added)
+	out := wasmbin.AppendU32(nil, count+added)
 	switch id {
 	case secType:
-		out = append(out, body[r.pos:]...)
+		out = append(out, body[r.Pos:]...)
 		out = append(out, 0x60, 0x00, 0x01, 0x7f) // func () -> i32
 		out = append(out, 0x60, 0x00, 0x00)       // func () -> ()
 	case secImport:
-		out = append(out, body[r.pos:]...)
+		out = append(out, body[r.Pos:]...)
 		module, name := m.importName()
-		out = appendName(out, module)
-		out = appendName(out, name)
+		out = wasmbin.AppendName(out, module)
+		out = wasmbin.AppendName(out, name)
 		out = append(out, 0x00)
-		out = appendU32(out, m.types) // the type appended above
+		out = wasmbin.AppendU32(out, m.types) // the type appended above
 	case secFunction:
-		out = append(out, body[r.pos:]...)
-		out = appendU32(out, m.types+1)
+		out = append(out, body[r.Pos:]...)
+		out = wasmbin.AppendU32(out, m.types+1)
 	case secCode:
 		// Only when the module has no code section.
 		out = m.appendTick(out)
@@ -352,10 +345,10 @@ func (m *module) rewriteSection(id byte, body []byte) ([]byte, error) {
 		// The entries were checked by countGlobals; their init expressions
 		// may hold ref.func, whose index moves.
 		for range count {
-			start := r.pos
+			start := r.Pos
 			r.valType()
 			r.mutability()
-			out = append(out, body[start:r.pos]...)
+			out = append(out, body[start:r.Pos]...)
 			out = m.rewriteExpr(r, out, false)
 		}
 		out = append(out, 0x7f, 0x01, 0x41) // mut i32, i32.const
@@ -367,41 +360,41 @@ func (m *module) rewriteSection(id byte, body []byte) ([]byte, error) {
 			out = append(out, 0x0b)
 		}
 	}
-	return out, r.err
+	return out, r.Err
 }
 
 func countTypes(b []byte) (uint32, error) {
-	r := &reader{b: b}
-	n := r.count()
+	r := newReader(b)
+	n := r.Count()
 	for range n {
-		if form := r.byte(); form != 0x60 {
+		if form := r.Byte(); form != 0x60 {
 			// Recursive and sub types (the GC proposal) number types
 			// differently.
 			return 0, fmt.Errorf("type form 0x%x: %w", form, ErrUnsupported)
 		}
 		for range 2 { // params, results
-			for range r.count() {
+			for range r.Count() {
 				r.valType()
 			}
 		}
-		if r.err != nil {
-			return 0, r.err
+		if r.Err != nil {
+			return 0, r.Err
 		}
 	}
-	return n, r.end()
+	return n, r.End()
 }
 
 func countImports(b []byte, types uint32) (funcs, globals uint32, err error) {
-	r := &reader{b: b}
-	for range r.count() {
-		module := r.name()
-		r.name()
+	r := newReader(b)
+	for range r.Count() {
+		module := r.Name()
+		r.Name()
 		if strings.HasPrefix(string(module), reservedPrefix) {
 			return 0, 0, fmt.Errorf("imports from %q, a module name reserved for the host", module)
 		}
-		switch kind := r.byte(); kind {
+		switch kind := r.Byte(); kind {
 		case 0x00: // func
-			if t := r.u32(); t >= types && r.err == nil {
+			if t := r.U32(); t >= types && r.Err == nil {
 				return 0, 0, fmt.Errorf("import of type %d, which is not defined", t)
 			}
 			funcs++
@@ -417,91 +410,91 @@ func countImports(b []byte, types uint32) (funcs, globals uint32, err error) {
 		default:
 			return 0, 0, fmt.Errorf("import kind 0x%x: %w", kind, ErrUnsupported)
 		}
-		if r.err != nil {
-			return 0, 0, r.err
+		if r.Err != nil {
+			return 0, 0, r.Err
 		}
 	}
-	return funcs, globals, r.end()
+	return funcs, globals, r.End()
 }
 
 // countFunctions counts the functions the function section declares, and
 // checks their types: wazero 1.12 validates a call before it checks the
 // type of the function called, and an undefined one makes it panic.
 func countFunctions(b []byte, types uint32) (uint32, error) {
-	r := &reader{b: b}
-	n := r.count()
+	r := newReader(b)
+	n := r.Count()
 	for i := range n {
-		if t := r.u32(); t >= types && r.err == nil {
+		if t := r.U32(); t >= types && r.Err == nil {
 			return 0, fmt.Errorf("function %d has type %d, which is not defined", i, t)
 		}
 	}
-	return n, r.end()
+	return n, r.End()
 }
 
 // countTables counts the tables the table section defines; rewriteTables
 // reads them.
 func countTables(b []byte) (uint32, error) {
-	r := &reader{b: b}
-	return r.count(), r.err
+	r := newReader(b)
+	return r.Count(), r.Err
 }
 
 // rewriteTables gives every table a maximum of at most its share of
 // Limits.TableElements, and refuses a table that starts out larger.
 func (m *module) rewriteTables(b []byte) ([]byte, error) {
 	share := m.limits.TableElements / max(m.tables, 1)
-	r := &reader{b: b}
-	n := r.count()
-	out := appendU32(nil, n)
+	r := newReader(b)
+	n := r.Count()
+	out := wasmbin.AppendU32(nil, n)
 	for i := range n {
-		start := r.pos
+		start := r.Pos
 		r.refType()
-		out = append(out, b[start:r.pos]...)
-		flags := r.byte()
-		if flags > 1 && r.err == nil {
+		out = append(out, b[start:r.Pos]...)
+		flags := r.Byte()
+		if flags > 1 && r.Err == nil {
 			return nil, fmt.Errorf("table %d: limits flags 0x%x: %w", i, flags, ErrUnsupported)
 		}
-		minimum, maximum := r.u32(), share
+		minimum, maximum := r.U32(), share
 		if flags == 1 {
-			maximum = min(r.u32(), share)
+			maximum = min(r.U32(), share)
 		}
-		if r.err != nil {
-			return nil, r.err
+		if r.Err != nil {
+			return nil, r.Err
 		}
 		if minimum > maximum {
 			return nil, fmt.Errorf("table %d starts with %d elements; the cap is %d (memory_mb bounds tables too)", i, minimum, share)
 		}
 		out = append(out, 0x01)
-		out = appendU32(out, minimum)
-		out = appendU32(out, maximum)
+		out = wasmbin.AppendU32(out, minimum)
+		out = wasmbin.AppendU32(out, maximum)
 	}
-	return out, r.end()
+	return out, r.End()
 }
 
 func countGlobals(b []byte) (uint32, error) {
-	r := &reader{b: b}
-	n := r.count()
+	r := newReader(b)
+	n := r.Count()
 	var m module // only to read the init expressions
 	var scratch []byte
 	for range n {
 		r.valType()
 		r.mutability()
 		scratch = m.rewriteExpr(r, scratch[:0], false)
-		if r.err != nil {
-			return 0, r.err
+		if r.Err != nil {
+			return 0, r.Err
 		}
 	}
-	return n, r.end()
+	return n, r.End()
 }
 
 func (m *module) rewriteExports(b []byte) ([]byte, error) {
-	r := &reader{b: b}
-	n := r.count()
-	out := appendU32(nil, n)
+	r := newReader(b)
+	n := r.Count()
+	out := wasmbin.AppendU32(nil, n)
 	for range n {
-		name := r.name()
-		out = appendName(out, name)
-		kind := r.byte()
-		idx := r.u32()
+		name := r.Name()
+		out = wasmbin.AppendName(out, name)
+		kind := r.Byte()
+		idx := r.U32()
 		switch kind {
 		case 0x00:
 			if m.kernel && string(name) == "reset" {
@@ -514,122 +507,122 @@ func (m *module) rewriteExports(b []byte) ([]byte, error) {
 			}
 		}
 		out = append(out, kind)
-		out = appendU32(out, idx)
+		out = wasmbin.AppendU32(out, idx)
 	}
-	return out, r.end()
+	return out, r.End()
 }
 
 func (m *module) rewriteElements(b []byte) ([]byte, error) {
-	r := &reader{b: b}
-	n := r.count()
-	out := appendU32(nil, n)
+	r := newReader(b)
+	n := r.Count()
+	out := wasmbin.AppendU32(nil, n)
 	for range n {
-		flags := r.u32()
-		out = appendU32(out, flags)
+		flags := r.U32()
+		out = wasmbin.AppendU32(out, flags)
 		if flags > 7 {
 			return nil, fmt.Errorf("element segment flags %d: %w", flags, ErrUnsupported)
 		}
 		active, explicitTable, exprs := flags&1 == 0, flags&2 != 0, flags&4 != 0
 		if active && explicitTable {
-			out = appendU32(out, r.u32())
+			out = wasmbin.AppendU32(out, r.U32())
 		}
 		if active {
 			out = m.rewriteExpr(r, out, false)
 		}
 		if !active || explicitTable { // elemkind or reftype
 			if exprs {
-				start := r.pos
+				start := r.Pos
 				r.valType()
-				out = append(out, b[start:r.pos]...)
+				out = append(out, b[start:r.Pos]...)
 			} else {
-				out = append(out, r.byte())
+				out = append(out, r.Byte())
 			}
 		}
-		count := r.count()
-		out = appendU32(out, count)
+		count := r.Count()
+		out = wasmbin.AppendU32(out, count)
 		for range count {
 			if exprs {
 				out = m.rewriteExpr(r, out, false)
 			} else {
-				out = appendU32(out, m.funcIndex(r.u32()))
+				out = wasmbin.AppendU32(out, m.funcIndex(r.U32()))
 			}
 		}
-		if r.err != nil {
-			return nil, r.err
+		if r.Err != nil {
+			return nil, r.Err
 		}
 	}
-	return out, r.end()
+	return out, r.End()
 }
 
 // checkData reads the data section for the global indices its offset
 // expressions name; the section itself is kept as it is.
 func (m *module) checkData(b []byte) error {
-	r := &reader{b: b}
+	r := newReader(b)
 	var scratch []byte
-	for range r.count() {
-		switch mode := r.u32(); mode {
+	for range r.Count() {
+		switch mode := r.U32(); mode {
 		case 0:
 			scratch = m.rewriteExpr(r, scratch[:0], false)
 		case 1:
 		case 2:
-			r.u32()
+			r.U32()
 			scratch = m.rewriteExpr(r, scratch[:0], false)
 		default:
 			return fmt.Errorf("data segment mode %d: %w", mode, ErrUnsupported)
 		}
-		r.bytes(int(r.u32()))
-		if r.err != nil {
-			return r.err
+		r.Bytes(int(r.U32()))
+		if r.Err != nil {
+			return r.Err
 		}
 	}
-	return r.end()
+	return r.End()
 }
 
 func (m *module) rewriteCode(b []byte) ([]byte, error) {
-	r := &reader{b: b}
-	n := r.count()
+	r := newReader(b)
+	n := r.Count()
 	out := make([]byte, 0, len(b)+len(b)/8)
-	out = appendU32(out, n+1)
+	out = wasmbin.AppendU32(out, n+1)
 	var body []byte
 	for i := range n {
-		size := r.u32()
-		fr := &reader{b: r.bytes(int(size))}
-		if r.err != nil {
-			return nil, r.err
+		size := r.U32()
+		fr := newReader(r.Bytes(int(size)))
+		if r.Err != nil {
+			return nil, r.Err
 		}
 		body = body[:0]
-		for range fr.count() { // local declarations
-			fr.u32()
+		for range fr.Count() { // local declarations
+			fr.U32()
 			fr.valType()
 		}
-		body = append(body, fr.b[:fr.pos]...)
+		body = append(body, fr.B[:fr.Pos]...)
 		if m.importedFuncs+i == m.refillFunc {
 			body = append(body, 0x41)
 			body = appendS32(body, KernelFuel)
 			body = append(body, 0x24)
-			body = appendU32(body, m.fuel())
+			body = wasmbin.AppendU32(body, m.fuel())
 		}
 		if !startsWithLoop(fr) {
 			body = m.appendTickCall(body) // function entry
 		}
 		body = m.rewriteExpr(fr, body, true)
-		if fr.err == nil && !fr.done() {
-			fr.err = errors.New("bytes after the end of the function body")
+		if fr.Err == nil && !fr.Done() {
+			fr.Err = errors.New("bytes after the end of the function body")
 		}
-		if fr.err != nil {
-			return nil, fmt.Errorf("function %d: %w", m.importedFuncs+i, fr.err)
+		if fr.Err != nil {
+			return nil, fmt.Errorf("function %d: %w", m.importedFuncs+i, fr.Err)
 		}
-		out = appendU32(out, uint32(len(body)))
+		out = wasmbin.AppendU32(out, uint32(len(body)))
 		out = append(out, body...)
 	}
-	return m.appendTick(out), r.end()
+	return m.appendTick(out), r.End()
 }
 
 // appendTick appends the code section entry of the tick function.
 func (m *module) appendTick(out []byte) []byte {
 	body := m.appendCheck([]byte{0x00}, 1) // no locals
 	body = append(body, 0x0b)
-	out = appendU32(out, uint32(len(body)))
+	out = wasmbin.AppendU32(out, uint32(len(body)))
 	return append(out, body...)
 }
 
@@ -639,13 +632,13 @@ func (m *module) appendTick(out []byte) []byte {
 // second check would only slow the function down.
 func startsWithLoop(r *reader) bool {
 	peek := *r
-	for peek.err == nil && !peek.done() {
-		switch peek.byte() {
+	for peek.Err == nil && !peek.Done() {
+		switch peek.Byte() {
 		case 0x02: // block
 			peek.blockType()
 		case 0x03: // loop
 			peek.blockType()
-			return peek.err == nil
+			return peek.Err == nil
 		default:
 			return false
 		}
@@ -658,51 +651,51 @@ func startsWithLoop(r *reader) bool {
 // function indices of the name section. A name section it cannot read is
 // dropped: names only decorate stack traces.
 func (m *module) rewriteCustom(b []byte) []byte {
-	r := &reader{b: b}
-	name := r.name()
-	if r.err != nil || bytes.HasPrefix(name, []byte(".debug_")) {
+	r := newReader(b)
+	name := r.Name()
+	if r.Err != nil || bytes.HasPrefix(name, []byte(".debug_")) {
 		return nil
 	}
 	if string(name) != "name" {
 		return b
 	}
-	out := appendName(nil, name)
-	for !r.done() {
-		id := r.byte()
-		sub := &reader{b: r.bytes(int(r.u32()))}
-		if r.err != nil {
+	out := wasmbin.AppendName(nil, name)
+	for !r.Done() {
+		id := r.Byte()
+		sub := newReader(r.Bytes(int(r.U32())))
+		if r.Err != nil {
 			return nil
 		}
 		var body []byte
 		switch id {
 		case 1: // function names: map from function index
-			n := sub.count()
-			body = appendU32(body, n)
+			n := sub.Count()
+			body = wasmbin.AppendU32(body, n)
 			for range n {
-				body = appendU32(body, m.movedFunc(sub.u32()))
-				body = appendName(body, sub.name())
+				body = wasmbin.AppendU32(body, m.movedFunc(sub.U32()))
+				body = wasmbin.AppendName(body, sub.Name())
 			}
 		case 2, 3: // local and label names: maps of maps, by function index
-			n := sub.count()
-			body = appendU32(body, n)
+			n := sub.Count()
+			body = wasmbin.AppendU32(body, n)
 			for range n {
-				body = appendU32(body, m.movedFunc(sub.u32()))
-				inner := sub.count()
-				body = appendU32(body, inner)
+				body = wasmbin.AppendU32(body, m.movedFunc(sub.U32()))
+				inner := sub.Count()
+				body = wasmbin.AppendU32(body, inner)
 				for range inner {
-					body = appendU32(body, sub.u32())
-					body = appendName(body, sub.name())
+					body = wasmbin.AppendU32(body, sub.U32())
+					body = wasmbin.AppendName(body, sub.Name())
 				}
 			}
 		default:
-			body = sub.b
-			sub.pos = len(sub.b)
+			body = sub.B
+			sub.Pos = len(sub.B)
 		}
-		if sub.err != nil || !sub.done() {
+		if sub.Err != nil || !sub.Done() {
 			return nil
 		}
 		out = append(out, id)
-		out = appendU32(out, uint32(len(body)))
+		out = wasmbin.AppendU32(out, uint32(len(body)))
 		out = append(out, body...)
 	}
 	return out
@@ -715,7 +708,7 @@ func (m *module) rewriteCustom(b []byte) []byte {
 // inline code making every function larger.
 func (m *module) appendTickCall(out []byte) []byte {
 	out = append(out, 0x10)
-	return appendU32(out, m.tickFunc())
+	return wasmbin.AppendU32(out, m.tickFunc())
 }
 
 // appendCheck appends code that takes cost from the budget and calls the
@@ -730,13 +723,13 @@ func (m *module) appendTickCall(out []byte) []byte {
 func (m *module) appendCheck(out []byte, cost int32) []byte {
 	g := m.counter()
 	out = append(out, 0x23)
-	out = appendU32(out, g)
+	out = wasmbin.AppendU32(out, g)
 	out = append(out, 0x41)
 	out = appendS32(out, cost)
 	out = append(out, 0x6b, 0x24) // i32.sub, global.set
-	out = appendU32(out, g)
+	out = wasmbin.AppendU32(out, g)
 	out = append(out, 0x23)
-	out = appendU32(out, g)
+	out = wasmbin.AppendU32(out, g)
 	out = append(out, 0x41, 0x00, 0x4c, 0x04, 0x40) // i32.const 0, i32.le_s, if
 	out = m.appendRefill(out)
 	return append(out, 0x0b) // end
@@ -755,22 +748,22 @@ func (m *module) appendCheck(out []byte, cost int32) []byte {
 func (m *module) appendRefill(out []byte) []byte {
 	g, f := m.counter(), m.checkFunc()
 	out = append(out, 0x10) // call
-	out = appendU32(out, f)
+	out = wasmbin.AppendU32(out, f)
 	if !m.kernel {
 		out = append(out, 0x24) // global.set
-		return appendU32(out, g)
+		return wasmbin.AppendU32(out, g)
 	}
 	out = append(out, 0x1a, 0x41) // drop, i32.const
 	out = appendS32(out, Budget)
 	out = append(out, 0x24) // global.set
-	out = appendU32(out, g)
+	out = wasmbin.AppendU32(out, g)
 	fuel := m.fuel()
 	out = append(out, 0x23)
-	out = appendU32(out, fuel)
+	out = wasmbin.AppendU32(out, fuel)
 	out = append(out, 0x41, 0x01, 0x6b, 0x24) // i32.const 1, i32.sub, global.set
-	out = appendU32(out, fuel)
+	out = wasmbin.AppendU32(out, fuel)
 	out = append(out, 0x23)
-	out = appendU32(out, fuel)
+	out = wasmbin.AppendU32(out, fuel)
 	return append(out, 0x41, 0x00, 0x48, 0x04, 0x40, 0x00, 0x0b) // i32.const 0, i32.lt_s, if, unreachable, end
 }
 
@@ -791,8 +784,8 @@ func StripCustomSections(b []byte) ([]byte, error) {
 	}
 	out := append(make([]byte, 0, len(b)), b[:8]...)
 	for _, s := range sections {
-		if s.id != secCustom {
-			out = appendSection(out, s.id, s.body)
+		if s.ID != secCustom {
+			out = wasmbin.AppendSection(out, s.ID, s.Body)
 		}
 	}
 	return out, nil

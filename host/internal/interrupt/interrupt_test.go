@@ -15,12 +15,14 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/mcphost/mcphost/internal/testutil"
+
+	"github.com/mcphost/mcphost/host/internal/wasmbin"
 )
 
 // A small assembler for the test modules: enough of the binary format to
 // write each module's sections by hand.
 
-func u32(v uint32) []byte { return appendU32(nil, v) }
+func u32(v uint32) []byte { return wasmbin.AppendU32(nil, v) }
 
 func cat(parts ...[]byte) []byte {
 	var out []byte
@@ -32,9 +34,9 @@ func cat(parts ...[]byte) []byte {
 
 func vec(items ...[]byte) []byte { return cat(u32(uint32(len(items))), cat(items...)) }
 
-func str(s string) []byte { return appendName(nil, s) }
+func str(s string) []byte { return wasmbin.AppendName(nil, s) }
 
-func sec(id byte, body []byte) []byte { return appendSection(nil, id, body) }
+func sec(id byte, body []byte) []byte { return wasmbin.AppendSection(nil, id, body) }
 
 func wasmModule(sections ...[]byte) []byte {
 	return cat([]byte("\x00asm\x01\x00\x00\x00"), cat(sections...))

@@ -11,16 +11,12 @@ import (
 // A keyless signature verifies for the identity its certificate names,
 // under the trusted root that issued it, and not otherwise.
 func TestKeylessSignature(t *testing.T) {
-	reg := testutil.StartRegistry(t)
+	reg, c := newRegistry(t)
 	ctx := context.Background()
-	c := testClient(t)
 	ca, otherCA := testutil.NewSigningCA(t), testutil.NewSigningCA(t)
 	const subject, issuer = "https://github.com/acme/hello/.github/workflows/release.yml@refs/tags/v1", "https://token.actions.example"
 	ref := mustRef(t, "oci://"+reg.Addr+"/keyless/hello:1")
-	digest, err := c.Push(ctx, ref, testutil.WAT(t, "(module)"), nil, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	digest := mustPush(t, c, ref, testutil.WAT(t, "(module)"))
 	signer := newKey(t)
 	if _, err := c.Sign(ctx, ref, signer, ca.Issue(t, &signer.PublicKey, subject, issuer), true); err != nil {
 		t.Fatal(err)

@@ -31,6 +31,24 @@ func testClient(t *testing.T) *Client {
 	return &Client{Store: Store{Dir: t.TempDir()}, Credential: noCredentials}
 }
 
+// newRegistry starts a registry and returns it with a client whose store
+// is a temporary directory.
+func newRegistry(t *testing.T) (*testutil.Registry, *Client) {
+	t.Helper()
+	return testutil.StartRegistry(t), testClient(t)
+}
+
+// mustPush pushes wasm to ref with c, with no grants, over plain HTTP, and
+// returns the digest of its manifest.
+func mustPush(t *testing.T, c *Client, ref Ref, wasm []byte) string {
+	t.Helper()
+	digest, err := c.Push(t.Context(), ref, wasm, nil, true)
+	if err != nil {
+		t.Fatalf("push %s: %v", ref.Raw, err)
+	}
+	return digest
+}
+
 func mustRef(t *testing.T, s string) Ref {
 	t.Helper()
 	r, err := ParseRef(s)
@@ -106,15 +124,11 @@ func TestPushPullOpen(t *testing.T) {
 // A store entry whose bytes changed is detected on read and removed, so the
 // next use fetches it again.
 func TestCorruptStoreEntry(t *testing.T) {
-	reg := testutil.StartRegistry(t)
+	reg, c := newRegistry(t)
 	ctx := context.Background()
-	c := testClient(t)
 	ref := mustRef(t, "oci://"+reg.Addr+"/plugins/x:1")
 	wasm := testutil.WAT(t, "(module)")
-	digest, err := c.Push(ctx, ref, wasm, nil, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	digest := mustPush(t, c, ref, wasm)
 	if _, err := c.Pull(ctx, ref, digest, true); err != nil {
 		t.Fatal(err)
 	}
@@ -137,9 +151,8 @@ func TestCorruptStoreEntry(t *testing.T) {
 // hyper-mcp publishes a plugin as an image whose one layer is a tar.gz
 // holding plugin.wasm: it is read too.
 func TestPullHyperMCPImage(t *testing.T) {
-	reg := testutil.StartRegistry(t)
+	reg, c := newRegistry(t)
 	ctx := context.Background()
-	c := testClient(t)
 	ref := mustRef(t, "oci://"+reg.Addr+"/hyper/plugin:latest")
 	wasm := testutil.WAT(t, "(module)")
 	var buf bytes.Buffer
@@ -182,16 +195,11 @@ func TestPullHyperMCPImage(t *testing.T) {
 
 // A layer larger than the cap is refused before it is downloaded.
 func TestPullSizeCap(t *testing.T) {
-	reg := testutil.StartRegistry(t)
-	ctx := context.Background()
-	c := testClient(t)
+	reg, c := newRegistry(t)
 	ref := mustRef(t, "oci://"+reg.Addr+"/plugins/big:1")
-	digest, err := c.Push(ctx, ref, bytes.Repeat([]byte{0}, 4096), nil, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	digest := mustPush(t, c, ref, bytes.Repeat([]byte{0}, 4096))
 	c.MaxBytes = 1024
-	_, err = c.Pull(ctx, ref, digest, true)
+	_, err := c.Pull(context.Background(), ref, digest, true)
 	if err == nil || !strings.Contains(err.Error(), "1024-byte cap") || !strings.Contains(err.Error(), ref.Raw) {
 		t.Fatalf("pull over the cap: %v", err)
 	}
@@ -200,22 +208,18 @@ func TestPullSizeCap(t *testing.T) {
 // A registry that serves other bytes than the digest names is caught, and
 // nothing is stored.
 func TestPullDigestMismatch(t *testing.T) {
-	reg := testutil.StartRegistry(t)
+	reg, c := newRegistry(t)
 	ctx := context.Background()
-	c := testClient(t)
 	ref := mustRef(t, "oci://"+reg.Addr+"/plugins/tampered:1")
 	wasm := testutil.WAT(t, "(module (memory 1))")
-	digest, err := c.Push(ctx, ref, wasm, nil, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	digest := mustPush(t, c, ref, wasm)
 	blob := reg.BlobPath(Digest(wasm))
 	tampered := bytes.Clone(wasm)
 	tampered[len(tampered)-1] ^= 0xff
 	if err := os.WriteFile(blob, tampered, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.Pull(ctx, ref, digest, true)
+	_, err := c.Pull(ctx, ref, digest, true)
 	if err == nil || !strings.Contains(err.Error(), ref.Raw) || !strings.Contains(strings.ToLower(err.Error()), "digest") {
 		t.Fatalf("pull of a tampered layer: %v", err)
 	}

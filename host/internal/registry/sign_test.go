@@ -24,20 +24,13 @@ func newKey(t *testing.T) *ecdsa.PrivateKey {
 // A plugin signed with a key verifies against that key only; an unsigned
 // one is ErrUnsigned; the signature is kept in the store with the plugin.
 func TestSignVerify(t *testing.T) {
-	reg := testutil.StartRegistry(t)
+	reg, c := newRegistry(t)
 	ctx := context.Background()
-	c := testClient(t)
 	signedRef := mustRef(t, "oci://"+reg.Addr+"/plugins/signed:1")
 	unsignedRef := mustRef(t, "oci://"+reg.Addr+"/plugins/unsigned:1")
 	wasm := testutil.WAT(t, "(module)")
-	signed, err := c.Push(ctx, signedRef, wasm, nil, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	unsigned, err := c.Push(ctx, unsignedRef, testutil.WAT(t, "(module (memory 1))"), nil, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	signed := mustPush(t, c, signedRef, wasm)
+	unsigned := mustPush(t, c, unsignedRef, testutil.WAT(t, "(module (memory 1))"))
 	trusted, other := newKey(t), newKey(t)
 	if d, err := c.Sign(ctx, signedRef, trusted, nil, true); err != nil || d != signed {
 		t.Fatalf("sign = %s, %v", d, err)

@@ -28,7 +28,7 @@ func main() {} // never called: a reactor runs only init and its exports
 var anyObject = json.RawMessage(`{"type":"object"}`)
 
 var tools = []abi.Tool{
-	{Name: "spin", Description: "Loops forever; the host's deadline must interrupt it.", InputSchema: anyObject},
+	{Name: "spin", Description: "Loops forever; the host's deadline must interrupt it. With `text`, it first sends that text as a log message (info), so that a test knows the call is running in the plugin.", InputSchema: anyObject},
 	{Name: "trap", Description: "Stores to an address outside linear memory: a real Wasm trap (out of bounds memory access), which Go's recover cannot catch.", InputSchema: anyObject},
 	{Name: "exit", Description: "Calls os.Exit(3): WASI proc_exit ends the call and closes the module.", InputSchema: anyObject},
 	{Name: "panic", Description: "Panics without recovering: the Go runtime prints the panic to stderr and exits with code 2.", InputSchema: anyObject},
@@ -84,6 +84,11 @@ func callTool() int32 {
 	}
 	switch p.Name {
 	case "spin":
+		if args.Text != "" {
+			msg, _ := pdk.AllocateJSON(map[string]any{"level": "info", "data": args.Text})
+			hostNotifyLoggingMessage(msg.Offset())
+			msg.Free()
+		}
 		spin()
 	case "trap":
 		trap()
