@@ -671,6 +671,8 @@ func (p *Plugin) failure(ctx context.Context, export string, err error) error {
 		err = errors.New("cancelled")
 	case errors.Is(err, errPoolClosed):
 		kind = KindClosed
+	case errors.Is(err, ErrStaleDescription):
+		kind = KindStale
 	}
 	ce := &CallError{Plugin: p.name, Export: export, Kind: kind, Err: err}
 	p.logger.Warn("plugin call failed", "export", export, "kind", kind, "error", clip.Text(err.Error(), maxErrorTextBytes))
@@ -691,6 +693,9 @@ const (
 	KindClosed         Kind = "closed"
 	KindRateLimited    Kind = "rate limited"
 	KindBreakerOpen    Kind = "breaker open"
+	// KindStale: the plugin's module no longer matches the cached
+	// description it was served from (describe.go); it is being reloaded.
+	KindStale Kind = "stale description"
 )
 
 // CallError is a call into a plugin that did not produce an output.
