@@ -422,3 +422,35 @@ func TestRugPullIsCaughtOnACachedDescription(t *testing.T) {
 		t.Fatalf("the held-out description was not reported")
 	}
 }
+
+// TestReloadReplacesTheCachedDescription: a plugin served from its cached
+// description whose file changes is reloaded from the file, and its entry
+// replaced: the next start serves the new lists from the cache.
+func TestReloadReplacesTheCachedDescription(t *testing.T) {
+	dir := describedDir(t, "")
+	startIn(t, dir).close()
+	h := startIn(t, dir)
+	if v := metric(t, h.host, activationsMetric); v != 0 {
+		t.Fatalf("%v activations at the second start, want 0", v)
+	}
+	copyFile(t, testutil.GoPlugin(t, "testdata/plugins/versioned", "v2"), filepath.Join(dir, "versioned.wasm"))
+	if err := h.host.Reload(t.Context()); err != nil {
+		t.Fatalf("Reload: %v", err)
+	}
+	v2 := describedTools(t, h.session)
+	if len(v2) != 2 {
+		t.Fatalf("after the reload the host lists %q, want v2's two tools", v2)
+	}
+	h.close()
+
+	again := startIn(t, dir)
+	if got := describedTools(t, again.session); !slices.Equal(got, v2) {
+		t.Fatalf("next start lists %q, want %q", got, v2)
+	}
+	if v := metric(t, again.host, activationsMetric); v != 0 {
+		t.Fatalf("%v activations at the next start, want 0 (v2 listed from the cache)", v)
+	}
+	if _, text := callText(t, again.session, "version", nil); text != "v2" {
+		t.Fatalf("version = %q, want v2", text)
+	}
+}
