@@ -52,8 +52,9 @@ type describing struct {
 // describing looks pc up in the description cache. A plugin is cached when
 // the cache is on, it is loaded the ordinary way (mcphost flavor, checked
 // when written), and it has no min_instances (which asks for it to be warm
-// at start).
-func (h *Host) describing(pc config.Plugin) *describing {
+// at start). live skips the lookup: the plugin is loaded from its file and
+// its entry written again.
+func (h *Host) describing(pc config.Plugin, live bool) *describing {
 	d := &describing{h: h, pc: pc, env: h.pluginEnv(pc)}
 	if h.descriptions == nil || pc.MinInstances > 0 {
 		return d
@@ -72,7 +73,9 @@ func (h *Host) describing(pc config.Plugin) *describing {
 			d.file = fk
 		}
 	}
-	d.entry = h.descriptions.Get(d.key, pc.Name)
+	if !live {
+		d.entry = h.descriptions.Get(d.key, pc.Name)
+	}
 	return d
 }
 

@@ -196,7 +196,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 		return nil, err
 	}
 
-	loaded, errs := h.loadPlugins(ctx, cfg.Plugins, nil)
+	loaded, errs := h.loadPlugins(ctx, cfg.Plugins, nil, nil)
 	// Loading left the compilations of every plugin as garbage (each was
 	// released once its lists were read): hand it back before serving.
 	debug.FreeOSMemory()
@@ -326,14 +326,16 @@ func compilationCacheDir(dir string, logger hclog.Logger) string {
 
 // loadPlugins loads the plugins of pcs in parallel. A plugin whose file and
 // settings are those of a generation in keep is not rebuilt: that
-// generation is returned as it is.
-func (h *Host) loadPlugins(ctx context.Context, pcs []config.Plugin, keep map[string]*loadedPlugin) ([]*loadedPlugin, []error) {
+// generation is returned as it is. A plugin named in live is loaded from
+// its file even when its description is cached (it announced a list
+// change, or its description was found stale).
+func (h *Host) loadPlugins(ctx context.Context, pcs []config.Plugin, keep map[string]*loadedPlugin, live map[string]bool) ([]*loadedPlugin, []error) {
 	loaded := make([]*loadedPlugin, len(pcs))
 	errs := make([]error, len(pcs))
 	var wg sync.WaitGroup
 	for i, pc := range pcs {
 		wg.Go(func() {
-			loaded[i], errs[i] = h.loadPlugin(ctx, pc, keep[pc.Name])
+			loaded[i], errs[i] = h.loadPlugin(ctx, pc, keep[pc.Name], live[pc.Name])
 		})
 	}
 	wg.Wait()
@@ -341,11 +343,12 @@ func (h *Host) loadPlugins(ctx context.Context, pcs []config.Plugin, keep map[st
 }
 
 // loadPlugin reads, compiles and starts one plugin and asks what it
-// offers; it returns current instead when nothing about it changed.
-func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loadedPlugin) (*loadedPlugin, error) {
+// offers; it returns current instead when nothing about it changed. live
+// loads it from its file even when its description is cached.
+func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loadedPlugin, live bool) (*loadedPlugin, error) {
 	// A plugin whose description is cached is served from it at start,
 	// before its file is even read (described.go).
-	d := h.describing(pc)
+	d := h.describing(pc, live)
 	if current == nil {
 		if lp := d.fromFileKey(ctx); lp != nil {
 			return lp, nil
