@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -73,8 +74,13 @@ func (h *Host) describing(pc config.Plugin, live bool) *describing {
 			d.file = fk
 		}
 	}
-	if !live {
-		d.entry = h.descriptions.Get(d.key, pc.Name)
+	e := h.descriptions.Get(d.key, pc.Name)
+	switch {
+	case e != nil && e.Volatile:
+		h.logger.Debug("plugin lists otherwise than its description at times; loading it", "plugin", pc.Name)
+		d.key = "" // and the mark stays
+	case !live:
+		d.entry = e
 	}
 	return d
 }
@@ -184,9 +190,18 @@ func (d *describing) write(hash [sha256.Size]byte, p *plugin.Plugin, calls []plu
 // reloaded (as if it had announced a list change), so that the next
 // generation is loaded from its file. It must not block (it runs in the
 // plugin's activation).
+//
+// A module that is the one described but lists otherwise has lists that
+// depend on something outside the key: its entry is replaced by a mark
+// (Volatile) so that it is loaded at every start rather than refused at
+// every first call.
 func (h *Host) staleDescription(name, key string, err error) {
 	h.logger.Warn("plugin changed since its description was cached; refusing its calls and reloading it", "plugin", name, "error", err)
-	if rerr := h.descriptions.Remove(key); rerr != nil {
+	if errors.Is(err, plugin.ErrListsDiffer) {
+		if perr := h.descriptions.Put(&listcache.Entry{Key: key, Volatile: true}); perr != nil {
+			h.logger.Warn("cannot mark the plugin's cached description", "plugin", name, "error", perr)
+		}
+	} else if rerr := h.descriptions.Remove(key); rerr != nil {
 		h.logger.Warn("cannot drop the stale cached description", "plugin", name, "error", rerr)
 	}
 	h.listChanged(context.Background(), name, "tools")

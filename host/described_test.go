@@ -291,7 +291,8 @@ func rewriteEntry(t *testing.T, path string, edit func(*listcache.Entry)) {
 
 // TestCachedListsThatDifferFromTheLiveOnesReload: when the plugin, at its
 // first activation, lists otherwise than its cached description, the call
-// is refused and the plugin reloaded with what it lists now.
+// is refused and the plugin reloaded with what it lists now; later starts
+// load it.
 func TestCachedListsThatDifferFromTheLiveOnesReload(t *testing.T) {
 	dir := describedDir(t, "")
 	want := describedTools(t, startIn(t, dir).session)
@@ -314,6 +315,18 @@ func TestCachedListsThatDifferFromTheLiveOnesReload(t *testing.T) {
 		t.Fatalf("after the reload the host lists %q, want %q", got, want)
 	}
 	if _, text := callText(t, h.session, "version", nil); text != "v1" {
+		t.Fatalf("version = %q, want v1", text)
+	}
+	h.close()
+
+	// Same module, other lists: what it lists depends on something the key
+	// does not cover, so it is loaded at every start from now on rather
+	// than refused at every first call.
+	again := startIn(t, dir)
+	if v := metric(t, again.host, activationsMetric); v != 1 {
+		t.Fatalf("%v activations at the next start, want 1 (loaded, not described)", v)
+	}
+	if _, text := callText(t, again.session, "version", nil); text != "v1" {
 		t.Fatalf("version = %q, want v1", text)
 	}
 }

@@ -80,6 +80,10 @@ type Entry struct {
 	Digest string `json:"digest"`
 	// Description is what the plugin offers.
 	Description plugin.Description `json:"description"`
+	// Volatile marks a plugin whose lists were found to differ from its
+	// description with the same module: it is not described from the
+	// cache (its entry keeps only this mark) until its settings change.
+	Volatile bool `json:"volatile,omitempty"`
 }
 
 // Cache is a directory of entries. Its methods are safe for concurrent use

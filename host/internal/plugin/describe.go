@@ -25,6 +25,11 @@ import (
 // matches the description the plugin was made from.
 var ErrStaleDescription = errors.New("the plugin no longer matches its cached description")
 
+// ErrListsDiffer is the ErrStaleDescription of a module that is the one
+// described but lists otherwise: its lists depend on something the
+// description's key does not cover (files, the clock).
+var ErrListsDiffer = errors.New("it lists otherwise with the same module")
+
 // Description is what loading a plugin learned about it, enough to list
 // what it offers and to route calls to it without an instance.
 type Description struct {
@@ -151,7 +156,7 @@ func (p *Plugin) checkDescribed(ctx context.Context, a *activation) error {
 			return fmt.Errorf("%s: %w", c.Export, err)
 		}
 		if !bytes.Equal(out, c.Output) {
-			return fmt.Errorf("%w: %s now answers differently", ErrStaleDescription, c.Export)
+			return fmt.Errorf("%w: %s now answers differently (%w)", ErrStaleDescription, c.Export, ErrListsDiffer)
 		}
 	}
 	healthy = true
