@@ -111,15 +111,26 @@ func (lp *loadedPlugin) relist(ctx context.Context, logger hclog.Logger) error {
 	return nil
 }
 
+// lister is what a plugin's lists are read from: the plugin, or its
+// cached description (described.go).
+type lister interface {
+	bridge.Caller
+	Has(export string) bool
+}
+
 // list reads everything the plugin contributes, applying its tool prefix.
 // An item the bridge refuses is left out with an error in the log; the
 // rest of the plugin is served.
 func (lp *loadedPlugin) list(ctx context.Context, logger hclog.Logger) error {
+	return lp.listFrom(ctx, logger, lp.plugin)
+}
+
+// listFrom is list, reading from p.
+func (lp *loadedPlugin) listFrom(ctx context.Context, logger hclog.Logger, p lister) error {
 	var (
 		err     error
 		refused []error
 	)
-	p := lp.plugin
 	lim := bridge.Limits{MaxItems: lp.cfg.MaxItems}
 	report := func() {
 		for _, r := range refused {

@@ -35,6 +35,7 @@ import (
 	"github.com/mcphost/mcphost/host/internal/config"
 	"github.com/mcphost/mcphost/host/internal/egress"
 	"github.com/mcphost/mcphost/host/internal/hostfn"
+	"github.com/mcphost/mcphost/host/internal/listcache"
 	"github.com/mcphost/mcphost/host/internal/plugin"
 )
 
@@ -72,6 +73,10 @@ type Options struct {
 	// validate`: the lock file is compared with but never written, no
 	// audit log is opened and plugins compile in memory.
 	ReadOnly bool
+	// LoadEveryPlugin makes New load every plugin's module, never
+	// serving one from its cached description (`plugin test`, `plugin
+	// inspect`). ReadOnly implies it.
+	LoadEveryPlugin bool
 }
 
 // Network resolves host names and dials checked addresses for egress.
@@ -90,6 +95,8 @@ type Host struct {
 	server  *mcp.Server
 	// cacheDir holds wazero's on-disk compilation cache ("" for none).
 	cacheDir string
+	// descriptions is the description cache (described.go); nil for none.
+	descriptions *listcache.Cache
 
 	// settings is the [server] table as started: reloads never change it,
 	// so it is read without a lock.
@@ -172,6 +179,9 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 	}
 	if !opts.ReadOnly {
 		h.cacheDir = compilationCacheDir(cfg.Server.CacheDir, logger)
+		if !opts.LoadEveryPlugin {
+			h.descriptions = h.openDescriptions(h.cacheDir)
+		}
 	}
 
 	// fail undoes what New has opened so far.
@@ -185,7 +195,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 		return nil, err
 	}
 
-	loaded, errs := h.loadPlugins(ctx, cfg.Plugins, nil)
+	loaded, errs := h.loadPlugins(ctx, cfg.Plugins, nil, nil)
 	// Loading left the compilations of every plugin as garbage (each was
 	// released once its lists were read): hand it back before serving.
 	debug.FreeOSMemory()
@@ -315,14 +325,16 @@ func compilationCacheDir(dir string, logger hclog.Logger) string {
 
 // loadPlugins loads the plugins of pcs in parallel. A plugin whose file and
 // settings are those of a generation in keep is not rebuilt: that
-// generation is returned as it is.
-func (h *Host) loadPlugins(ctx context.Context, pcs []config.Plugin, keep map[string]*loadedPlugin) ([]*loadedPlugin, []error) {
+// generation is returned as it is. A plugin named in live is loaded from
+// its file even when its description is cached (it announced a list
+// change, or its description was found stale).
+func (h *Host) loadPlugins(ctx context.Context, pcs []config.Plugin, keep map[string]*loadedPlugin, live map[string]bool) ([]*loadedPlugin, []error) {
 	loaded := make([]*loadedPlugin, len(pcs))
 	errs := make([]error, len(pcs))
 	var wg sync.WaitGroup
 	for i, pc := range pcs {
 		wg.Go(func() {
-			loaded[i], errs[i] = h.loadPlugin(ctx, pc, keep[pc.Name])
+			loaded[i], errs[i] = h.loadPlugin(ctx, pc, keep[pc.Name], live[pc.Name])
 		})
 	}
 	wg.Wait()
@@ -330,8 +342,17 @@ func (h *Host) loadPlugins(ctx context.Context, pcs []config.Plugin, keep map[st
 }
 
 // loadPlugin reads, compiles and starts one plugin and asks what it
-// offers; it returns current instead when nothing about it changed.
-func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loadedPlugin) (*loadedPlugin, error) {
+// offers; it returns current instead when nothing about it changed. live
+// loads it from its file even when its description is cached.
+func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loadedPlugin, live bool) (*loadedPlugin, error) {
+	// A plugin whose description is cached is served from it at start,
+	// before its file is even read (described.go).
+	d := h.describing(pc, live)
+	if current == nil {
+		if lp := d.fromFileKey(ctx); lp != nil {
+			return lp, nil
+		}
+	}
 	wasm, remote, err := h.readModule(ctx, pc)
 	if err != nil {
 		return nil, err
@@ -344,18 +365,35 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 	if current != nil && current.sameSource(pc, hash) {
 		return current, nil
 	}
-	env := map[string]string{}
-	for _, name := range pc.Env {
-		if v, ok := os.LookupEnv(name); ok {
-			env[name] = v
-		} else {
-			h.logger.Warn("plugin env: variable not set on the host; the plugin will not see it", "plugin", pc.Name, "variable", name)
-		}
+	if lp := d.fromDigest(ctx, hash, remote); lp != nil {
+		return lp, nil
 	}
+	opts := h.pluginOptions(pc, d.env)
+	opts.Wasm = wasm
+	p, err := plugin.Load(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("load plugin %q from %s: %w", pc.Name, pc.Path, err)
+	}
+	lp := newLoadedPlugin(pc, hash, p)
+	lp.remote = remote
+	rec := &recorder{Plugin: p}
+	if err := lp.listFrom(ctx, h.logger, rec); err != nil {
+		_ = p.Close(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("load plugin %q from %s: %w", pc.Name, pc.Path, err)
+	}
+	d.write(hash, p, rec.calls)
+	// Its lists are read: until its first call the plugin holds no
+	// instance and no compiled module (lazy.go in package plugin).
+	p.Idle()
+	return lp, nil
+}
+
+// pluginOptions are the options of pc's plugin, but its module; env is
+// pluginEnv's.
+func (h *Host) pluginOptions(pc config.Plugin, env map[string]string) plugin.Options {
 	logger := h.logger.Named("plugin").Named(pc.Name)
-	p, err := plugin.Load(ctx, plugin.Options{
+	return plugin.Options{
 		Name:           pc.Name,
-		Wasm:           wasm,
 		Timeout:        pc.Timeout,
 		MemoryMB:       pc.MemoryMB,
 		MaxInstances:   pc.MaxInstances,
@@ -381,20 +419,21 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 		BreakerFailures:   pc.BreakerFailures,
 		BreakerCooldown:   pc.BreakerCooldown,
 		WazeroChecks:      pc.InterruptChecks == "wazero",
-	})
-	if err != nil {
-		return nil, fmt.Errorf("load plugin %q from %s: %w", pc.Name, pc.Path, err)
 	}
-	lp := newLoadedPlugin(pc, hash, p)
-	lp.remote = remote
-	if err := lp.list(ctx, h.logger); err != nil {
-		_ = p.Close(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("load plugin %q from %s: %w", pc.Name, pc.Path, err)
+}
+
+// pluginEnv returns the environment variables pc is given, with their
+// values on the host.
+func (h *Host) pluginEnv(pc config.Plugin) map[string]string {
+	env := map[string]string{}
+	for _, name := range pc.Env {
+		if v, ok := os.LookupEnv(name); ok {
+			env[name] = v
+		} else {
+			h.logger.Warn("plugin env: variable not set on the host; the plugin will not see it", "plugin", pc.Name, "variable", name)
+		}
 	}
-	// Its lists are read: until its first call the plugin holds no
-	// instance and no compiled module (lazy.go in package plugin).
-	p.Idle()
-	return lp, nil
+	return env
 }
 
 // grants describes what a plugin's config grants it, and its limits.

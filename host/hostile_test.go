@@ -260,6 +260,10 @@ func TestSpinningPluginsDoNotFreezeTheHost(t *testing.T) {
 				CallTool: `(call $notify (call $block (i32.const 65536) (i32.const ` + strconv.Itoa(len(entering)) + `))) ` + callTool,
 			}
 			s := start(t, strings.Replace(hostileConfig(t, p, "max_instances = 2"), `timeout = "500ms"`, `timeout = "5s"`, 1))
+			// echo is activated first: its activation (compiling, and for a
+			// plugin served from its cached description reading and
+			// rewriting its module) is not what this test is about.
+			callText(t, s.session, "echo", map[string]any{"text": "warm"})
 			done := spinning(t, s, 2)
 			for deadline := time.Now().Add(time.Minute); strings.Count(s.log.String(), "entering the loop") < 2; time.Sleep(5 * time.Millisecond) {
 				if time.Now().After(deadline) { // a hang guard only

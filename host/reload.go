@@ -59,13 +59,16 @@ func (h *Host) reload(ctx context.Context, announced map[string]map[string]bool)
 
 	current := map[string]*loadedPlugin{}
 	keep := map[string]*loadedPlugin{}
+	live := map[string]bool{} // listed from the plugin, not its cached description
 	for _, lp := range h.plugins {
 		current[lp.cfg.Name] = lp
 		if announced[lp.cfg.Name] == nil || lp.liveLists() {
 			keep[lp.cfg.Name] = lp
+		} else {
+			live[lp.cfg.Name] = true
 		}
 	}
-	loaded, errs := h.loadPlugins(ctx, cfg.Plugins, keep)
+	loaded, errs := h.loadPlugins(ctx, cfg.Plugins, keep, live)
 	// A plugin with live lists that announced a change and is kept is
 	// asked again, on its running instance (generation.go, liveLists).
 	for i, lp := range loaded {

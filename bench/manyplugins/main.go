@@ -114,6 +114,23 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Printf("tools_list_first_page %v (%d tools)\n", time.Since(t0).Round(time.Microsecond), len(page.Tools))
+	var pages []time.Duration
+	for range 20 {
+		t := time.Now()
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			log.Fatal(err)
+		}
+		pages = append(pages, time.Since(t))
+	}
+	fmt.Printf("tools_list_page p50 %v max %v (20 more)\n", pct(pages, 50), pct(pages, 100))
+	t0, all := time.Now(), 0
+	for _, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		all++
+	}
+	fmt.Printf("tools_list_all_pages %v (%d tools)\n", time.Since(t0).Round(time.Microsecond), all)
 	if !*calls {
 		return
 	}

@@ -185,7 +185,7 @@ func inspect(ctx context.Context, path string) (*inspection, error) {
 
 	// Load it as the host would, with no grants and default limits.
 	abs, _ := filepath.Abs(path)
-	h, err := loadAlone(ctx, "inspected", path, "timeout = \"10s\"\n", host.Options{})
+	h, err := loadAlone(ctx, "inspected", path, "timeout = \"10s\"\n", host.Options{LoadEveryPlugin: true})
 	if err != nil {
 		in.Error = strings.TrimPrefix(err.Error(), fmt.Sprintf("load plugin %q from %s: ", "inspected", abs))
 		return in, nil

@@ -151,7 +151,7 @@ func testPlugin(ctx context.Context, path string, toolArgs, pluginConfig map[str
 	logger := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: "mcphost", Level: hclog.Warn, Output: stderr})
 	output := &outputSink{}
 	logger.RegisterSink(output)
-	h, err := loadAlone(ctx, "tested", path, extra, host.Options{Logger: logger})
+	h, err := loadAlone(ctx, "tested", path, extra, host.Options{Logger: logger, LoadEveryPlugin: true})
 	if err != nil {
 		return []check{{Status: checkFail, Kind: "plugin", Name: path, Detail: err.Error()}}, nil
 	}

@@ -73,6 +73,9 @@ func compress(wasm []byte) ([]byte, error) {
 // activationSource returns the module to compile for an activation after
 // the load's.
 func (p *Plugin) activationSource() ([]byte, error) {
+	if p.described != nil { // made from a description: not read yet
+		return p.describedSource(p.lifetime)
+	}
 	p.source.mu.Lock()
 	wasm, deflated := p.source.wasm, p.source.deflated
 	p.source.mu.Unlock()
@@ -228,6 +231,9 @@ func (p *Plugin) activate(pending *pendingActivation) {
 	if err == nil {
 		a, err = p.compileActivation(p.lifetime, wasm)
 	}
+	if err == nil && p.described != nil {
+		err = p.firstActivation(p.lifetime, a) // describe.go
+	}
 	p.actMu.Lock()
 	p.activating = nil
 	if err == nil && p.closed {
@@ -235,6 +241,7 @@ func (p *Plugin) activate(pending *pendingActivation) {
 		p.activity.Go(func() { _ = a.close(context.Background()) })
 	}
 	if err == nil {
+		p.described = nil
 		p.act = a
 		p.activations.Add(1)
 		p.lastUsed = time.Now()

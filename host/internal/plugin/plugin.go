@@ -150,6 +150,9 @@ type Plugin struct {
 	// beforeActivate, when set (by tests, before any call), runs at the
 	// start of each activation after the load's.
 	beforeActivate func()
+	// described, for a plugin made from a Description (describe.go), is
+	// what its first activation checks; nil after it.
+	described *described
 	// activationWait is the least a call waits for an activation
 	// (MinActivationWait; tests lower it).
 	activationWait time.Duration
@@ -186,19 +189,103 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the module's exports: %w", err)
 	}
-	maxInstances := opts.MaxInstances
+	maxInstances := instanceCap(opts.MaxInstances, detectFlavor(func(name string) bool { return exports[name] }))
+
+	prepared, err := prepare(opts)
+	if err != nil {
+		return nil, err
+	}
+	mounts, err := openMounts(opts.ReadOnlyDirs, opts.WritableDirs)
+	if err != nil {
+		return nil, err
+	}
+	p := newPlugin(opts, maxInstances, mounts)
+	p.source.runtime, p.source.hostFuncs, p.source.interrupts = prepared.runtime, prepared.hostFuncs, prepared.interrupts
+	wasm := prepared.wasm
+	// The load compiles at once, so that a module wazero refuses is
+	// refused here, with the load's context.
+	a, err := p.compileActivation(ctx, wasm)
+	p.source.wasm = wasm // deflated on its first release
+	if err != nil {
+		p.stop()
+		closeMounts(mounts)
+		return nil, err
+	}
+	p.act = a
+	p.activations.Add(1)
+
+	if err := p.inspect(ctx); err != nil {
+		_ = p.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return p, nil
+}
+
+// instanceCap is the most instances a plugin of flavor may have when its
+// config says max_instances = n (0: the default).
+func instanceCap(n int, flavor Flavor) int {
 	switch {
-	case maxInstances > 0:
-	case detectFlavor(func(name string) bool { return exports[name] }) != FlavorMCPHost:
+	case n > 0:
+		return n
+	case flavor != FlavorMCPHost:
 		// hyper-mcp runs one instance of a plugin, which may keep state
 		// from call to call (its tool_list_changed example counts the
 		// tools it added); so does mcphost unless max_instances says
 		// otherwise. A call that traps or times out still replaces it.
-		maxInstances = 1
+		return 1
 	default:
-		maxInstances = max(2, runtime.NumCPU())
+		return max(2, runtime.NumCPU())
 	}
+}
 
+// newPlugin makes the Plugin of opts, inactive, holding mounts; its
+// source is the caller's to fill in.
+func newPlugin(opts Options, maxInstances int, mounts []mount) *Plugin {
+	lifetime, stop := context.WithCancel(context.Background())
+	p := &Plugin{
+		env:            opts.Env,
+		mounts:         mounts,
+		breaker:        &breaker{threshold: opts.BreakerFailures, cooldown: opts.BreakerCooldown},
+		outputLines:    newOutputBudget(),
+		logLines:       newOutputBudget(),
+		name:           opts.Name,
+		timeout:        opts.Timeout,
+		activationWait: MinActivationWait,
+		deflateDelay:   deflateDelay,
+		maxOutputBytes: opts.MaxOutputBytes,
+		logger:         opts.Logger,
+		exports:        map[string]bool{},
+		maxInstances:   maxInstances,
+		idleTimeout:    opts.IdleTimeout,
+		minInstances:   opts.MinInstances,
+		onRelease:      opts.OnRelease,
+		source: compileSource{
+			config:   opts.Config,
+			cacheDir: opts.CacheDir,
+		},
+		lifetime: lifetime,
+		stop:     stop,
+	}
+	if opts.MaxCallsPerSecond > 0 {
+		p.limiter = rate.NewLimiter(rate.Limit(opts.MaxCallsPerSecond), max(1, int(opts.MaxCallsPerSecond)))
+	}
+	return p
+}
+
+// preparedModule is a module made ready to compile: rewritten for
+// interrupt checks, its imports redirected, with the host functions and
+// runtime settings it is compiled with.
+type preparedModule struct {
+	wasm       []byte
+	hostFuncs  []extism.HostFunction
+	interrupts interrupts
+	runtime    wazero.RuntimeConfig
+}
+
+// prepare rewrites opts.Wasm for compiling (the load's work before the
+// compile, done again for a plugin loaded from its description at its
+// first activation).
+func prepare(opts Options) (*preparedModule, error) {
 	// A module is instrumented to check its deadline itself (package
 	// interrupt), which costs a fraction of wazero's own checks and, unlike
 	// them, also stops a call tree without loops. A module the rewrite
@@ -239,7 +326,7 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 	// Extism's built-in http_request is redirected to the host's own,
 	// which applies the egress policy (imports.go). After the rewrite,
 	// which refuses a module importing from "mcphost:" itself.
-	wasm, err = renameImports(wasm, redirectedImports)
+	wasm, err := renameImports(wasm, redirectedImports)
 	if err != nil {
 		return nil, fmt.Errorf("read the module's imports: %w", err)
 	}
@@ -262,58 +349,7 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 		WithMemoryLimitPages(uint32(opts.MemoryMB) * 16). // 64 KiB pages
 		WithMemoryCapacityFromMax(true)
 
-	mounts, err := openMounts(opts.ReadOnlyDirs, opts.WritableDirs)
-	if err != nil {
-		return nil, err
-	}
-	lifetime, stop := context.WithCancel(context.Background())
-	p := &Plugin{
-		env:            opts.Env,
-		mounts:         mounts,
-		breaker:        &breaker{threshold: opts.BreakerFailures, cooldown: opts.BreakerCooldown},
-		outputLines:    newOutputBudget(),
-		logLines:       newOutputBudget(),
-		name:           opts.Name,
-		timeout:        opts.Timeout,
-		activationWait: MinActivationWait,
-		deflateDelay:   deflateDelay,
-		maxOutputBytes: opts.MaxOutputBytes,
-		logger:         opts.Logger,
-		exports:        map[string]bool{},
-		maxInstances:   maxInstances,
-		idleTimeout:    opts.IdleTimeout,
-		minInstances:   opts.MinInstances,
-		onRelease:      opts.OnRelease,
-		source: compileSource{
-			config:     opts.Config,
-			runtime:    rc,
-			hostFuncs:  hostFuncs,
-			cacheDir:   opts.CacheDir,
-			interrupts: interrupts,
-		},
-		lifetime: lifetime,
-		stop:     stop,
-	}
-	if opts.MaxCallsPerSecond > 0 {
-		p.limiter = rate.NewLimiter(rate.Limit(opts.MaxCallsPerSecond), max(1, int(opts.MaxCallsPerSecond)))
-	}
-	// The load compiles at once, so that a module wazero refuses is
-	// refused here, with the load's context.
-	a, err := p.compileActivation(ctx, wasm)
-	p.source.wasm = wasm // deflated on its first release
-	if err != nil {
-		p.stop()
-		closeMounts(mounts)
-		return nil, err
-	}
-	p.act = a
-	p.activations.Add(1)
-
-	if err := p.inspect(ctx); err != nil {
-		_ = p.Close(context.WithoutCancel(ctx))
-		return nil, err
-	}
-	return p, nil
+	return &preparedModule{wasm: wasm, hostFuncs: hostFuncs, interrupts: interrupts, runtime: rc}, nil
 }
 
 // compile is extism.NewCompiledPlugin, with a panic turned into an error:
@@ -455,39 +491,49 @@ func (p *Plugin) inspect(ctx context.Context) error {
 	}
 	healthy := false
 	defer func() { pool.put(inst, healthy) }()
-
-	p.flavor = detectFlavor(inst.FunctionExists)
-	for _, name := range exportNames {
-		if inst.FunctionExists(name) {
-			p.exports[name] = true
-		}
+	flavor, exports, version, err := p.probe(ctx, inst)
+	if err != nil {
+		return err
 	}
-	if p.flavor == FlavorHyperMCPv1 {
-		p.exports[abi.ExportListTools] = true
-		p.exports[abi.ExportCallTool] = true
-	}
-	if !p.exports[abi.ExportListTools] && !p.exports[abi.ExportListResources] &&
-		!p.exports[abi.ExportListResourceTemplates] && !p.exports[abi.ExportListPrompts] {
-		return fmt.Errorf("exports none of %s, %s, %s, %s: it contributes nothing",
-			abi.ExportListTools, abi.ExportListResources, abi.ExportListResourceTemplates, abi.ExportListPrompts)
-	}
-
-	p.abiVersion = abi.Version
-	if p.flavor == FlavorMCPHost {
-		callCtx, cancel := context.WithTimeout(ctx, p.timeout)
-		version, _, err := inst.CallWithContext(callCtx, abi.VersionExport, nil)
-		cancel()
-		inst.flushOutput()
-		if err != nil {
-			return fmt.Errorf("%s: %w", abi.VersionExport, err)
-		}
-		if int(version) != abi.Version {
-			return fmt.Errorf("declares ABI version %d; this host supports version %d", version, abi.Version)
-		}
-		p.abiVersion = int(version)
-	}
+	p.flavor, p.exports, p.abiVersion = flavor, exports, version
 	healthy = true
 	return nil
+}
+
+// probe reads from inst the plugin's flavor, the ABI exports it provides
+// and the ABI version it declares, refusing a plugin that contributes
+// nothing or declares another version.
+func (p *Plugin) probe(ctx context.Context, inst *instance) (Flavor, map[string]bool, int, error) {
+	flavor := detectFlavor(inst.FunctionExists)
+	exports := map[string]bool{}
+	for _, name := range exportNames {
+		if inst.FunctionExists(name) {
+			exports[name] = true
+		}
+	}
+	if flavor == FlavorHyperMCPv1 {
+		exports[abi.ExportListTools] = true
+		exports[abi.ExportCallTool] = true
+	}
+	if !exports[abi.ExportListTools] && !exports[abi.ExportListResources] &&
+		!exports[abi.ExportListResourceTemplates] && !exports[abi.ExportListPrompts] {
+		return "", nil, 0, fmt.Errorf("exports none of %s, %s, %s, %s: it contributes nothing",
+			abi.ExportListTools, abi.ExportListResources, abi.ExportListResourceTemplates, abi.ExportListPrompts)
+	}
+	if flavor != FlavorMCPHost {
+		return flavor, exports, abi.Version, nil
+	}
+	callCtx, cancel := context.WithTimeout(ctx, p.timeout)
+	version, _, err := inst.CallWithContext(callCtx, abi.VersionExport, nil)
+	cancel()
+	inst.flushOutput()
+	if err != nil {
+		return "", nil, 0, fmt.Errorf("%s: %w", abi.VersionExport, err)
+	}
+	if int(version) != abi.Version {
+		return "", nil, 0, fmt.Errorf("declares ABI version %d; this host supports version %d", version, abi.Version)
+	}
+	return flavor, exports, int(version), nil
 }
 
 // Name returns the plugin's name.
@@ -626,6 +672,8 @@ func (p *Plugin) failure(ctx context.Context, export string, err error) error {
 		err = errors.New("cancelled")
 	case errors.Is(err, errPoolClosed):
 		kind = KindClosed
+	case errors.Is(err, ErrStaleDescription):
+		kind = KindStale
 	}
 	ce := &CallError{Plugin: p.name, Export: export, Kind: kind, Err: err}
 	p.logger.Warn("plugin call failed", "export", export, "kind", kind, "error", clip.Text(err.Error(), maxErrorTextBytes))
@@ -646,6 +694,9 @@ const (
 	KindClosed         Kind = "closed"
 	KindRateLimited    Kind = "rate limited"
 	KindBreakerOpen    Kind = "breaker open"
+	// KindStale: the plugin's module no longer matches the cached
+	// description it was served from (describe.go); it is being reloaded.
+	KindStale Kind = "stale description"
 )
 
 // CallError is a call into a plugin that did not produce an output.

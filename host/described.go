@@ -1,0 +1,249 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/mcphost/mcphost/host/internal/config"
+	"github.com/mcphost/mcphost/host/internal/listcache"
+	"github.com/mcphost/mcphost/host/internal/plugin"
+)
+
+// The description cache (package listcache) lets a host whose plugins are
+// unchanged serve their lists at start without reading, compiling or
+// instantiating any: a plugin found in it is made with
+// plugin.FromDescription, and its module is read, checked against the
+// digest the entry names and compiled at its first call. What the entry
+// holds is the raw output of the plugin's list calls, which is put through
+// the bridge's checks again (replayer), as a live plugin's would be; the
+// lock file and scopes see the result like any other. A plugin not in the
+// cache is loaded as before, and its entry is written once it has passed.
+// RATIONALE.md says why.
+
+// openDescriptions opens the description cache beside the compilation
+// cache, or returns nil when there is none.
+func (h *Host) openDescriptions(cacheDir string) *listcache.Cache {
+	if cacheDir == "" {
+		return nil
+	}
+	c, err := listcache.Open(filepath.Join(cacheDir, "lists"), h.logger.Named("listcache"))
+	if err != nil {
+		h.logger.Warn("description cache unusable; loading every plugin at start", "error", err)
+		return nil
+	}
+	return c
+}
+
+// describing is one plugin's load as the description cache sees it.
+type describing struct {
+	h     *Host
+	pc    config.Plugin
+	env   map[string]string // pluginEnv's
+	key   string            // "" when the plugin is not cached
+	entry *listcache.Entry  // nil: none usable
+	file  listcache.FileKey // the file's before it was read (local files)
+}
+
+// describing looks pc up in the description cache. A plugin is cached when
+// the cache is on, it is loaded the ordinary way (mcphost flavor, checked
+// when written), and it has no min_instances (which asks for it to be warm
+// at start). live skips the lookup: the plugin is loaded from its file and
+// its entry written again.
+func (h *Host) describing(pc config.Plugin, live bool) *describing {
+	d := &describing{h: h, pc: pc, env: h.pluginEnv(pc)}
+	if h.descriptions == nil || pc.MinInstances > 0 {
+		return d
+	}
+	settings, err := json.Marshal(struct {
+		Plugin config.Plugin
+		Env    map[string]string
+	}{pc, d.env})
+	if err != nil {
+		h.logger.Warn("plugin settings cannot be keyed; not caching its description", "plugin", pc.Name, "error", err)
+		return d
+	}
+	d.key = h.descriptions.Key(settings)
+	if pc.Source == "" {
+		if fk, err := listcache.StatFile(pc.Path); err == nil {
+			d.file = fk
+		}
+	}
+	e := h.descriptions.Get(d.key, pc.Name)
+	switch {
+	case e != nil && e.Volatile:
+		h.logger.Debug("plugin lists otherwise than its description at times; loading it", "plugin", pc.Name)
+		d.key = "" // and the mark stays
+	case !live:
+		d.entry = e
+	}
+	return d
+}
+
+// fromFileKey makes the plugin from its entry when its file is, as far as
+// the system says, the one the entry was written for; nil otherwise. The
+// digest is verified at the first activation.
+func (d *describing) fromFileKey(ctx context.Context) *loadedPlugin {
+	e := d.entry
+	if e == nil || d.pc.Source != "" || e.File == (listcache.FileKey{}) || e.File != d.file {
+		return nil
+	}
+	if d.pc.SHA256 != "" && d.pc.SHA256 != e.Digest {
+		return nil // loaded, and refused, as always
+	}
+	var hash [sha256.Size]byte
+	if n, err := hex.Decode(hash[:], []byte(e.Digest)); err != nil || n != len(hash) {
+		d.h.logger.Warn("cached description names no valid digest; loading the plugin", "plugin", d.pc.Name)
+		return nil
+	}
+	return d.make(ctx, hash, nil)
+}
+
+// fromDigest makes the plugin from its entry when the module read has the
+// digest the entry names; nil otherwise. A local file touched since the
+// entry was written has its new file key recorded.
+func (d *describing) fromDigest(ctx context.Context, hash [sha256.Size]byte, remote *remoteModule) *loadedPlugin {
+	e := d.entry
+	if e == nil || e.Digest != hex.EncodeToString(hash[:]) {
+		return nil
+	}
+	lp := d.make(ctx, hash, remote)
+	if lp != nil && d.pc.Source == "" && e.File != d.file && d.stillUnchanged() {
+		updated := *e
+		updated.File = d.file
+		if err := d.h.descriptions.Put(&updated); err != nil {
+			d.h.logger.Debug("cannot update the cached description", "plugin", d.pc.Name, "error", err)
+		}
+	}
+	return lp
+}
+
+// stillUnchanged reports whether the local file's key is still the one
+// taken before it was read.
+func (d *describing) stillUnchanged() bool {
+	fk, err := listcache.StatFile(d.pc.Path)
+	return err == nil && fk == d.file && fk != (listcache.FileKey{})
+}
+
+// make builds the plugin's generation from its entry and lists it through
+// the bridge's checks; nil (logged) when that fails, for the caller to
+// load the plugin instead.
+func (d *describing) make(ctx context.Context, hash [sha256.Size]byte, remote *remoteModule) *loadedPlugin {
+	h, pc, e := d.h, d.pc, d.entry
+	digest := e.Digest
+	fetch := func(ctx context.Context) ([]byte, error) {
+		wasm, _, err := h.readModule(ctx, pc)
+		if err != nil {
+			return nil, err
+		}
+		if sum := sha256Sum(wasm); hex.EncodeToString(sum[:]) != digest {
+			where := pc.Path
+			if pc.Source != "" {
+				where = pc.Source
+			}
+			return nil, fmt.Errorf("%w: plugin %q: %s has sha256 %s, its cached description was of %s; reloading it",
+				plugin.ErrStaleDescription, pc.Name, where, hex.EncodeToString(sum[:]), digest)
+		}
+		return wasm, nil
+	}
+	key := d.key
+	onStale := func(err error) { h.staleDescription(pc.Name, key, err) }
+	p, err := plugin.FromDescription(h.pluginOptions(pc, d.env), e.Description, fetch, onStale)
+	if err != nil {
+		h.logger.Warn("cached description unusable; loading the plugin", "plugin", pc.Name, "error", err)
+		return nil
+	}
+	lp := newLoadedPlugin(pc, hash, p)
+	lp.remote = remote
+	if err := lp.listFrom(ctx, h.logger, &replayer{Plugin: p, calls: e.Description.Lists}); err != nil {
+		_ = p.Close(context.WithoutCancel(ctx))
+		h.logger.Warn("cached description unusable; loading the plugin", "plugin", pc.Name, "error", err)
+		return nil
+	}
+	h.logger.Debug("plugin described from the cache; it activates on its first call", "plugin", pc.Name)
+	return lp
+}
+
+// write records the description of a plugin just loaded (and listed
+// through calls) in the cache.
+func (d *describing) write(hash [sha256.Size]byte, p *plugin.Plugin, calls []plugin.ListCall) {
+	if d.key == "" || p.Flavor() != plugin.FlavorMCPHost {
+		return
+	}
+	e := &listcache.Entry{Key: d.key, Digest: hex.EncodeToString(hash[:]), Description: p.Describe()}
+	e.Description.Lists = calls
+	if d.pc.Source == "" && d.stillUnchanged() {
+		e.File = d.file
+	}
+	if err := d.h.descriptions.Put(e); err != nil {
+		d.h.logger.Warn("cannot cache the plugin's description; it is loaded at every start", "plugin", d.pc.Name, "error", err)
+	}
+}
+
+// staleDescription handles a plugin whose first activation found its
+// module no longer the one described: its entry is dropped and it is
+// reloaded (as if it had announced a list change), so that the next
+// generation is loaded from its file. It must not block (it runs in the
+// plugin's activation).
+//
+// A module that is the one described but lists otherwise has lists that
+// depend on something outside the key: its entry is replaced by a mark
+// (Volatile) so that it is loaded at every start rather than refused at
+// every first call.
+func (h *Host) staleDescription(name, key string, err error) {
+	h.logger.Warn("plugin changed since its description was cached; refusing its calls and reloading it", "plugin", name, "error", err)
+	if errors.Is(err, plugin.ErrListsDiffer) {
+		if perr := h.descriptions.Put(&listcache.Entry{Key: key, Volatile: true}); perr != nil {
+			h.logger.Warn("cannot mark the plugin's cached description", "plugin", name, "error", perr)
+		}
+	} else if rerr := h.descriptions.Remove(key); rerr != nil {
+		h.logger.Warn("cannot drop the stale cached description", "plugin", name, "error", rerr)
+	}
+	h.listChanged(context.Background(), name, "tools")
+}
+
+// recorder is a plugin whose list calls are recorded, for its description.
+type recorder struct {
+	*plugin.Plugin
+	calls []plugin.ListCall
+}
+
+// Call implements bridge.Caller, recording what the call returned.
+func (r *recorder) Call(ctx context.Context, export string, input []byte) ([]byte, error) {
+	out, err := r.Plugin.Call(ctx, export, input)
+	if err == nil {
+		r.calls = append(r.calls, plugin.ListCall{Export: export, Input: bytes.Clone(input), Output: bytes.Clone(out)})
+	}
+	return out, err
+}
+
+// replayer answers list calls from a description's records, without the
+// plugin: each export's calls in the order recorded. The input is not
+// compared: the bridge's carries a fresh request id every time, and a
+// list call has no other.
+type replayer struct {
+	*plugin.Plugin
+	calls []plugin.ListCall
+	used  []bool
+}
+
+// Call implements bridge.Caller: the next recorded output of export, or an
+// error when there is none (the description is not of this host's
+// listing).
+func (r *replayer) Call(_ context.Context, export string, _ []byte) ([]byte, error) {
+	if r.used == nil {
+		r.used = make([]bool, len(r.calls))
+	}
+	for i, c := range r.calls {
+		if c.Export == export && !r.used[i] {
+			r.used[i] = true
+			return c.Output, nil
+		}
+	}
+	return nil, fmt.Errorf("the cached description has no answer to %s", export)
+}
