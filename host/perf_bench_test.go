@@ -119,9 +119,14 @@ func tenPluginsConfig(b *testing.B, cacheDir string) string {
 
 // tenOf loads the Wasm file wasm ten times, compiling into cacheDir.
 func tenOf(b *testing.B, wasm, cacheDir string) string {
+	return nOf(b, 10, wasm, cacheDir)
+}
+
+// nOf is a config of n plugins of one module, as tenOf.
+func nOf(b *testing.B, n int, wasm, cacheDir string) string {
 	var cfg strings.Builder
 	fmt.Fprintf(&cfg, "[server]\nwatch = false\ncache_dir = %q\n", cacheDir)
-	for i := range 10 {
+	for i := range n {
 		fmt.Fprintf(&cfg, "[[plugin]]\nname = \"p%d\"\npath = %q\nprefix = \"p%d_\"\n", i, wasm, i)
 	}
 	return cfg.String()
@@ -139,7 +144,9 @@ func tenOf(b *testing.B, wasm, cacheDir string) string {
 //   - warm: the same directory every time, filled before the timer starts;
 //   - warm-rust: as warm, with ten plugins/rust (110 KB of Wasm, no
 //     language runtime) instead, to show what the size of the module
-//     costs; skipped when plugins/rust/rust.wasm has not been built.
+//     costs; skipped when plugins/rust/rust.wasm has not been built;
+//   - warm-rust-1000: a thousand of them (issue 17), the start of a host
+//     whose plugins are all served from the description cache.
 //
 // Before each start, freed memory goes back to the OS (settle): a new
 // process gets zeroed pages from the kernel, whereas the Go heap must clear
@@ -148,7 +155,7 @@ func tenOf(b *testing.B, wasm, cacheDir string) string {
 // pays. Goal (issue #9): warm < 300 ms.
 func BenchmarkHostStart(b *testing.B) {
 	ctx := context.Background()
-	start := func(b *testing.B, cfgText string) (newTook, closeTook time.Duration) {
+	start := func(b *testing.B, cfgText string, want int) (newTook, closeTook time.Duration) {
 		cfg, err := host.LoadConfig(testutil.WriteConfig(b, cfgText))
 		if err != nil {
 			b.Fatal(err)
@@ -159,8 +166,8 @@ func BenchmarkHostStart(b *testing.B) {
 			b.Fatal(err)
 		}
 		newTook = time.Since(begin)
-		if n := len(h.Plugins()); n != 10 {
-			b.Fatalf("%d plugins loaded, want 10", n)
+		if n := len(h.Plugins()); n != want {
+			b.Fatalf("%d plugins loaded, want %d", n, want)
 		}
 		begin = time.Now()
 		if err := h.Close(ctx); err != nil {
@@ -168,14 +175,14 @@ func BenchmarkHostStart(b *testing.B) {
 		}
 		return newTook, time.Since(begin)
 	}
-	run := func(b *testing.B, cfgFor func(i int) string) {
+	run := func(b *testing.B, want int, cfgFor func(i int) string) {
 		var news, closes []time.Duration
 		for i := range b.N {
 			b.StopTimer()
 			cfgText := cfgFor(i)
 			testutil.SettledMemStats()
 			b.StartTimer()
-			n, c := start(b, cfgText)
+			n, c := start(b, cfgText, want)
 			news, closes = append(news, n), append(closes, c)
 		}
 		b.StopTimer()
@@ -184,23 +191,29 @@ func BenchmarkHostStart(b *testing.B) {
 	}
 	b.Run("cold", func(b *testing.B) {
 		base := b.TempDir()
-		run(b, func(i int) string { return tenPluginsConfig(b, filepath.Join(base, strconv.Itoa(i))) })
+		run(b, 10, func(i int) string { return tenPluginsConfig(b, filepath.Join(base, strconv.Itoa(i))) })
 	})
 	b.Run("warm", func(b *testing.B) {
 		dir := b.TempDir()
 		cfgText := tenPluginsConfig(b, dir)
-		start(b, cfgText) // fills the cache
-		run(b, func(int) string { return cfgText })
+		start(b, cfgText, 10) // fills the caches
+		run(b, 10, func(int) string { return cfgText })
 	})
-	b.Run("warm-rust", func(b *testing.B) {
-		wasm := filepath.Join(testutil.RepoRoot(b), "plugins", "rust", "rust.wasm")
-		if _, err := os.Stat(wasm); err != nil {
-			b.Skip("plugins/rust/rust.wasm not built")
+	for _, n := range []int{10, 1000} {
+		name := "warm-rust"
+		if n != 10 {
+			name = fmt.Sprintf("warm-rust-%d", n)
 		}
-		cfgText := tenOf(b, wasm, b.TempDir())
-		start(b, cfgText) // fills the cache
-		run(b, func(int) string { return cfgText })
-	})
+		b.Run(name, func(b *testing.B) {
+			wasm := filepath.Join(testutil.RepoRoot(b), "plugins", "rust", "rust.wasm")
+			if _, err := os.Stat(wasm); err != nil {
+				b.Skip("plugins/rust/rust.wasm not built")
+			}
+			cfgText := nOf(b, n, wasm, b.TempDir())
+			start(b, cfgText, n) // fills the caches
+			run(b, n, func(int) string { return cfgText })
+		})
+	}
 }
 
 // hundredPluginsConfig loads bench/plugins/tentools 100 times with prefixes
