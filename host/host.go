@@ -91,6 +91,8 @@ type Host struct {
 	server  *mcp.Server
 	// cacheDir holds wazero's on-disk compilation cache ("" for none).
 	cacheDir string
+	// code shares compiled code between plugins of one module.
+	code *plugin.CodeCache
 
 	// settings is the [server] table as started: reloads never change it,
 	// so it is read without a lock.
@@ -166,7 +168,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 	// logger can be attached, and that would go to the process's stderr.
 	extism.SetLogLevel(extism.LogLevelDebug)
 
-	h := &Host{cfg: cfg, settings: cfg.Server, logger: logger, relist: make(chan announcement, 16), released: make(chan struct{}, 1), done: make(chan struct{})}
+	h := &Host{cfg: cfg, settings: cfg.Server, logger: logger, relist: make(chan announcement, 16), released: make(chan struct{}, 1), done: make(chan struct{}), code: plugin.NewCodeCache()}
 	h.readOnly = opts.ReadOnly
 	if opts.Network != nil {
 		h.network = &egress.Network{Resolve: opts.Network.Resolve, Dial: opts.Network.Dial, RootCAs: opts.Network.RootCAs}
@@ -366,6 +368,7 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 		MaxOutputBytes: pc.MaxOutputKB << 10,
 		Config:         pc.Config,
 		CacheDir:       h.cacheDir,
+		Code:           h.code,
 		Logger:         logger,
 		HostFunctions: hostfn.Functions(pc.Name, logger, notifier{h}, &egress.Policy{
 			AllowedHosts:     pc.AllowedHosts,

@@ -25,20 +25,22 @@ import (
 // compileSource is what a plugin is compiled from, kept for activations
 // after the first.
 type compileSource struct {
-	mu         sync.Mutex
-	wasm       []byte // the module as compiled (after the rewrite)
-	deflated   bool   // wasm is deflated
-	config     map[string]string
-	runtime    wazero.RuntimeConfig
-	hostFuncs  []extism.HostFunction
-	cacheDir   string
-	interrupts interrupts
+	mu        sync.Mutex
+	wasm      []byte // the module as compiled (after the rewrite)
+	deflated  bool   // wasm is deflated
+	config    map[string]string
+	runtime   wazero.RuntimeConfig
+	hostFuncs []extism.HostFunction
+	key       codeKey // the module's digest, interrupts and cache directory
 }
 
-// activation is one compiled module and the instances made of it.
+// activation is one compiled module and the instances made of it; its
+// machine code is shared with the other plugins of the same digest
+// (shared.go).
 type activation struct {
 	compiled *extism.CompiledPlugin
-	cache    wazero.CompilationCache
+	code     *sharedCode
+	codes    *CodeCache
 	pool     *pool
 }
 
@@ -129,26 +131,28 @@ func (p *Plugin) deflateSource() {
 	p.source.wasm, p.source.deflated = z, true
 }
 
-// compileActivation compiles wasm (the module after the rewrite) and makes
-// an empty pool for it.
+// compileActivation compiles wasm (the module after the rewrite), over
+// the compilation cache it shares with the plugins of the same digest, and
+// makes an empty pool for it.
 func (p *Plugin) compileActivation(ctx context.Context, wasm []byte) (*activation, error) {
 	src := &p.source // its fields but wasm never change after Load
-	cache, err := openCache(src.cacheDir, string(src.interrupts))
-	if err != nil {
-		p.logger.Warn("compilation cache unusable; compiling in memory", "dir", src.cacheDir, "error", err)
-		cache = wazero.NewCompilationCache()
-	}
+	code := p.codes.acquire(src.key, p.logger)
 	manifest := extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: wasm}}, Config: src.config}
+	code.compileMu.Lock()
 	compiled, err := compile(ctx, manifest, extism.PluginConfig{
-		RuntimeConfig:             src.runtime.WithCompilationCache(cache),
+		RuntimeConfig:             src.runtime.WithCompilationCache(code.cache),
 		EnableWasi:                true,
 		EnableHttpResponseHeaders: true,
 	}, src.hostFuncs)
+	if err == nil {
+		p.codes.compiled(code)
+	}
+	code.compileMu.Unlock()
 	if err != nil {
-		_ = cache.Close(context.WithoutCancel(ctx))
+		_ = p.codes.release(context.WithoutCancel(ctx), code)
 		return nil, fmt.Errorf("compile: %w", err)
 	}
-	a := &activation{compiled: compiled, cache: cache}
+	a := &activation{compiled: compiled, code: code, codes: p.codes}
 	a.pool = newPool(p.maxInstances, func(ctx context.Context) (*instance, error) {
 		return p.newInstance(ctx, compiled)
 	})
@@ -156,13 +160,14 @@ func (p *Plugin) compileActivation(ctx context.Context, wasm []byte) (*activatio
 }
 
 // close waits (bounded by ctx) for the calls on the activation's instances
-// and frees them and the compiled module.
+// and frees them and the compiled module; the last plugin holding the
+// shared code frees it too.
 func (a *activation) close(ctx context.Context) error {
 	err := a.pool.close(ctx)
 	if cerr := a.compiled.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
 		err = cerr
 	}
-	if cerr := a.cache.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
+	if cerr := a.codes.release(context.WithoutCancel(ctx), a.code); cerr != nil && err == nil {
 		err = cerr
 	}
 	return err

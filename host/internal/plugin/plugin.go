@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,11 +56,13 @@ type Options struct {
 	// Config is readable by the plugin through Extism's config_get.
 	Config map[string]string
 	// CacheDir is the directory of wazero's on-disk compilation cache; ""
-	// compiles in memory only. Each plugin opens its own cache over the
-	// directory: wazero's in-memory cache, shared between runtimes, hands
-	// the same compiled module to both and races on it (seen with -race
-	// when two plugins hold the same bytes, which Extism's kernel always is).
+	// compiles in memory only. Plugins of the same module share one cache
+	// over it (Code), and compile over it one at a time: wazero races when
+	// two runtimes compile the same module over one cache at once.
 	CacheDir string
+	// Code shares compiled code with the other plugins of the host that
+	// hold the same module (shared.go); nil compiles this plugin's own.
+	Code *CodeCache
 	// Logger receives the plugin's log calls and its WASI stdout/stderr.
 	Logger hclog.Logger
 	// HostFunctions are the functions the plugin may import besides Extism's
@@ -127,6 +130,7 @@ type Plugin struct {
 	idleTimeout  time.Duration
 	minInstances int
 	source       compileSource
+	codes        *CodeCache
 	lifetime     context.Context // ends when the plugin closes
 	stop         context.CancelFunc
 	activity     sync.WaitGroup // activations and deactivations under way
@@ -265,6 +269,10 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
+	codes := opts.Code
+	if codes == nil {
+		codes = NewCodeCache()
+	}
 	lifetime, stop := context.WithCancel(context.Background())
 	p := &Plugin{
 		env:            opts.Env,
@@ -284,12 +292,12 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 		minInstances:   opts.MinInstances,
 		onRelease:      opts.OnRelease,
 		source: compileSource{
-			config:     opts.Config,
-			runtime:    rc,
-			hostFuncs:  hostFuncs,
-			cacheDir:   opts.CacheDir,
-			interrupts: interrupts,
+			config:    opts.Config,
+			runtime:   rc,
+			hostFuncs: hostFuncs,
+			key:       codeKey{digest: sha256.Sum256(wasm), interrupts: interrupts, cacheDir: opts.CacheDir},
 		},
+		codes:    codes,
 		lifetime: lifetime,
 		stop:     stop,
 	}
