@@ -233,6 +233,9 @@ func (p *Plugin) activate(pending *pendingActivation) {
 	if err == nil {
 		a, err = p.compileActivation(p.lifetime, wasm)
 	}
+	if err == nil {
+		p.warm(p.lifetime, a)
+	}
 	p.actMu.Lock()
 	p.activating = nil
 	if err == nil && p.closed {
@@ -250,6 +253,18 @@ func (p *Plugin) activate(pending *pendingActivation) {
 	close(pending.done)
 	if err != nil && !errors.Is(err, errPoolClosed) {
 		p.logger.Error("plugin activation failed", "error", err)
+	}
+}
+
+// warm makes the min_instances instances of a new activation before it
+// serves, so that a latency-critical plugin's first calls find them made.
+// One that cannot be made is logged; calls make their own as usual.
+func (p *Plugin) warm(ctx context.Context, a *activation) {
+	if p.minInstances == 0 {
+		return
+	}
+	if err := a.pool.warm(ctx, p.minInstances); err != nil {
+		p.logger.Warn("cannot make the instances min_instances keeps warm", "min_instances", p.minInstances, "error", err)
 	}
 }
 
@@ -302,12 +317,13 @@ func (p *Plugin) idleExpired() {
 // is running (the host calls it once the plugin's lists are read, so that
 // an unused plugin costs nothing until its first call). The idle timeout
 // applies from then on: not between the calls of the load. With
-// min_instances, or for a plugin that is never released, it keeps them.
+// min_instances, or for a plugin that is never released (idle_timeout
+// "0", or a hyper-mcp plugin), it keeps them.
 func (p *Plugin) Idle() {
 	p.actMu.Lock()
 	defer p.actMu.Unlock()
 	p.settled = true
-	if p.closed || p.act == nil || p.calls > 0 || p.flavor != FlavorMCPHost {
+	if p.closed || p.act == nil || p.calls > 0 || !p.releasable() {
 		return
 	}
 	p.releaseLocked()

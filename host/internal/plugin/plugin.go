@@ -92,6 +92,7 @@ type Options struct {
 	IdleTimeout time.Duration
 	// MinInstances, when above 0, keeps the compiled module and that many
 	// idle instances through an idle timeout, for latency-critical plugins.
+	// They are made at load (and at any activation after a release).
 	MinInstances int
 	// OnRelease, when set, is called after the plugin's instances and
 	// compiled module have been released. It must not block.
@@ -320,6 +321,8 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 		_ = p.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	// min_instances are made at load, and at every activation after.
+	p.warm(ctx, a)
 	return p, nil
 }
 

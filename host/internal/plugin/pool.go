@@ -181,6 +181,30 @@ func (p *pool) stats() (inUse, idle, capacity int) {
 	return len(p.slots), idle, cap(p.slots)
 }
 
+// warm makes idle instances until the pool has n idle, or every slot is
+// taken (calls are using the pool), or it is closed.
+func (p *pool) warm(ctx context.Context, n int) error {
+	for {
+		p.mu.Lock()
+		enough := p.closed || len(p.idle) >= n
+		p.mu.Unlock()
+		if enough {
+			return nil
+		}
+		select {
+		case p.slots <- struct{}{}:
+		default:
+			return nil
+		}
+		inst, err := p.newInstance(ctx)
+		if err != nil {
+			<-p.slots
+			return err
+		}
+		p.put(inst, true)
+	}
+}
+
 // trim closes idle instances beyond keep.
 func (p *pool) trim(keep int) {
 	p.mu.Lock()
