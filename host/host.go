@@ -93,6 +93,8 @@ type Host struct {
 	cacheDir string
 	// code shares compiled code between plugins of one module.
 	code *plugin.CodeCache
+	// budget counts the plugins' Wasm memory against [server] max_memory_mb.
+	budget *plugin.Budget
 
 	// settings is the [server] table as started: reloads never change it,
 	// so it is read without a lock.
@@ -170,6 +172,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 
 	h := &Host{cfg: cfg, settings: cfg.Server, logger: logger, relist: make(chan announcement, 16), released: make(chan struct{}, 1), done: make(chan struct{}), code: plugin.NewCodeCache()}
 	h.readOnly = opts.ReadOnly
+	h.budget = plugin.NewBudget(int64(cfg.Server.MaxMemoryMB) << 20)
 	if opts.Network != nil {
 		h.network = &egress.Network{Resolve: opts.Network.Resolve, Dial: opts.Network.Dial, RootCAs: opts.Network.RootCAs}
 	}
@@ -369,6 +372,7 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 		Config:         pc.Config,
 		CacheDir:       h.cacheDir,
 		Code:           h.code,
+		Budget:         h.budget,
 		Logger:         logger,
 		HostFunctions: hostfn.Functions(pc.Name, logger, notifier{h}, &egress.Policy{
 			AllowedHosts:     pc.AllowedHosts,

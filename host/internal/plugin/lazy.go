@@ -155,6 +155,13 @@ func (p *Plugin) compileActivation(ctx context.Context, wasm []byte) (*activatio
 	a := &activation{compiled: compiled, code: code, codes: p.codes}
 	a.pool = newPool(p.maxInstances, func(ctx context.Context) (*instance, error) {
 		return p.newInstance(ctx, compiled)
+	}, poolBudget{
+		budget:     p.budget,
+		cost:       p.memoryBytes,
+		owner:      p.name,
+		budgetWait: max(p.timeout, p.activationWait),
+		evictable:  p.evictable.Load,
+		evictions:  &p.evictions,
 	})
 	return a, nil
 }
@@ -359,14 +366,23 @@ type LifecycleStats struct {
 	Activations int64
 	Releases    int64
 	Instances   int64
+	// Evictions counts idle instances closed to make room in the memory
+	// budget for another plugin's; MemoryHeld is what the plugin's
+	// instances count against it now (budget.go).
+	Evictions  int64
+	MemoryHeld int64
 }
 
 // Lifecycle reports the plugin's LifecycleStats.
 func (p *Plugin) Lifecycle() LifecycleStats {
 	p.actMu.Lock()
-	active := p.act != nil
+	a := p.act
 	p.actMu.Unlock()
-	return LifecycleStats{Active: active, Activations: p.activations.Load(), Releases: p.releases.Load(), Instances: p.instances.Load()}
+	s := LifecycleStats{Active: a != nil, Activations: p.activations.Load(), Releases: p.releases.Load(), Instances: p.instances.Load(), Evictions: p.evictions.Load()}
+	if a != nil && p.budget != nil {
+		s.MemoryHeld = p.budget.heldBy(a.pool)
+	}
+	return s
 }
 
 // InstanceStats reports the plugin's instances: in use by a call, idle and

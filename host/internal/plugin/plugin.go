@@ -60,6 +60,9 @@ type Options struct {
 	// over it (Code), and compile over it one at a time: wazero races when
 	// two runtimes compile the same module over one cache at once.
 	CacheDir string
+	// Budget, when set, counts the plugin's instances against the host's
+	// memory budget (budget.go); nil counts nothing.
+	Budget *Budget
 	// Code shares compiled code with the other plugins of the host that
 	// hold the same module (shared.go); nil compiles this plugin's own.
 	Code *CodeCache
@@ -132,6 +135,10 @@ type Plugin struct {
 	minInstances int
 	source       compileSource
 	codes        *CodeCache
+	budget       *Budget // nil: none
+	memoryBytes  int64   // memory_mb: what an instance counts against budget
+	evictions    atomic.Int64
+	evictable    atomic.Bool     // idle instances may be evicted: an mcphost plugin, loaded
 	lifetime     context.Context // ends when the plugin closes
 	stop         context.CancelFunc
 	activity     sync.WaitGroup // activations and deactivations under way
@@ -298,9 +305,11 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 			hostFuncs: hostFuncs,
 			key:       codeKey{digest: sha256.Sum256(wasm), interrupts: interrupts, cacheDir: opts.CacheDir},
 		},
-		codes:    codes,
-		lifetime: lifetime,
-		stop:     stop,
+		codes:       codes,
+		budget:      opts.Budget,
+		memoryBytes: int64(opts.MemoryMB) << 20,
+		lifetime:    lifetime,
+		stop:        stop,
 	}
 	if opts.MaxCallsPerSecond > 0 {
 		p.limiter = rate.NewLimiter(rate.Limit(opts.MaxCallsPerSecond), max(1, int(opts.MaxCallsPerSecond)))
@@ -321,6 +330,7 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 		_ = p.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	p.evictable.Store(p.flavor == FlavorMCPHost)
 	// min_instances are made at load, and at every activation after.
 	p.warm(ctx, a)
 	return p, nil
@@ -628,6 +638,8 @@ func (p *Plugin) reportedError(export, text string) error {
 func (p *Plugin) failure(ctx context.Context, export string, err error) error {
 	kind := KindTrap
 	switch {
+	case errors.Is(err, ErrMemoryBudget) && !errors.Is(ctx.Err(), context.Canceled):
+		kind = KindMemoryBudget
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		kind = KindTimeout
 		err = fmt.Errorf("interrupted after the %s timeout", p.timeout)
@@ -656,6 +668,7 @@ const (
 	KindClosed         Kind = "closed"
 	KindRateLimited    Kind = "rate limited"
 	KindBreakerOpen    Kind = "breaker open"
+	KindMemoryBudget   Kind = "memory budget"
 )
 
 // CallError is a call into a plugin that did not produce an output.
