@@ -21,8 +21,8 @@ import (
 // When a new instance would pass the budget, idle instances of other
 // plugins are closed first, least recently used plugin first; only then
 // does the call wait for memory to be freed (bounded by its context and by
-// the plugin's timeout or MinActivationWait, whichever is longer), or fail
-// with an error naming the budget, the plugin and what is held. A
+// the plugin's timeout: the call's deadline), or fail with an error naming
+// the budget, the plugin and what is held. A
 // hyper-mcp plugin's instance keeps state between calls and is never
 // evicted. The zero value is not usable; make one with NewBudget. Its
 // methods are safe for concurrent use.

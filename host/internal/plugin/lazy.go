@@ -159,7 +159,7 @@ func (p *Plugin) compileActivation(ctx context.Context, wasm []byte) (*activatio
 		budget:     p.budget,
 		cost:       p.memoryBytes,
 		owner:      p.name,
-		budgetWait: max(p.timeout, p.activationWait),
+		budgetWait: p.timeout,
 		evictable:  p.evictable.Load,
 		evictions:  &p.evictions,
 	})
