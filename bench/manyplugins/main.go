@@ -42,6 +42,7 @@ func main() {
 	copies := flag.Int("copies", 1, "plugins made of each file")
 	memoryMB := flag.Int("memory_mb", 0, "memory_mb of every plugin (0: not set; the default)")
 	budgetMB := flag.Int("max_memory_mb", 0, "[server] max_memory_mb (0: no budget)")
+	verbose := flag.Bool("v", false, "print every call's time")
 	flag.Parse()
 	files, err := filepath.Glob(*pattern)
 	if err != nil || len(files) == 0 {
@@ -74,8 +75,11 @@ func main() {
 		*cache = filepath.Join(dir, "cache")
 	}
 	var cfg strings.Builder
-	fmt.Fprintf(&cfg, "[server]\ncache_dir = %q\nwatch = false\nlock_file = %q\nmax_memory_mb = %d\n[server.metrics]\nenabled = true\n",
-		*cache, filepath.Join(dir, "mcphost.lock"), *budgetMB)
+	fmt.Fprintf(&cfg, "[server]\ncache_dir = %q\nwatch = false\nlock_file = %q\n", *cache, filepath.Join(dir, "mcphost.lock"))
+	if *budgetMB > 0 {
+		fmt.Fprintf(&cfg, "max_memory_mb = %d\n", *budgetMB)
+	}
+	cfg.WriteString("[server.metrics]\nenabled = true\n")
 	for i, f := range files {
 		fmt.Fprintf(&cfg, "\n[[plugin]]\nname = \"p%d\"\npath = %q\nprefix = \"p%d_\"\ntimeout = \"60s\"\n", i, f, i)
 		if *idle > 0 {
@@ -150,6 +154,9 @@ func main() {
 	var first, second []time.Duration
 	for i := range files {
 		first = append(first, call(i))
+		if *verbose {
+			fmt.Printf("first call p%d %v\n", i, first[i].Round(100*time.Microsecond))
+		}
 	}
 	for i := range files {
 		second = append(second, call(i))
