@@ -105,8 +105,9 @@ func (b *Budget) reserve(p *pool, evict bool) (<-chan struct{}, error) {
 		return nil, errPoolClosed
 	}
 	var victims []*instance
+	var emptied []*pool
 	if b.limit > 0 && b.held+p.cost > b.limit && evict {
-		victims = b.evictLocked(p, b.held+p.cost-b.limit)
+		victims, emptied = b.evictLocked(p, b.held+p.cost-b.limit)
 	}
 	if b.limit > 0 && b.held+p.cost > b.limit {
 		ch := b.changed
@@ -120,13 +121,19 @@ func (b *Budget) reserve(p *pool, evict bool) (<-chan struct{}, error) {
 	for _, inst := range victims {
 		_ = inst.close(context.Background())
 	}
+	for _, q := range emptied {
+		if q.emptied != nil {
+			q.emptied()
+		}
+	}
 	return nil, nil
 }
 
 // evictLocked takes idle instances off pools other than p, least recently
 // used first, until need bytes are freed; it takes none when all of them
-// would not free enough. The caller holds b.mu and closes what it returns.
-func (b *Budget) evictLocked(p *pool, need int64) []*instance {
+// would not free enough. It returns them, and the pools left with no
+// instance. The caller holds b.mu and closes what it returns.
+func (b *Budget) evictLocked(p *pool, need int64) ([]*instance, []*pool) {
 	var candidates []*pool
 	var room int64
 	for q, n := range b.pools {
@@ -139,10 +146,11 @@ func (b *Budget) evictLocked(p *pool, need int64) []*instance {
 		}
 	}
 	if room < need {
-		return nil
+		return nil, nil
 	}
 	slices.SortFunc(candidates, func(x, y *pool) int { return x.lastUse().Compare(y.lastUse()) })
 	var victims []*instance
+	var emptied []*pool
 	for _, q := range candidates {
 		for need > 0 {
 			inst := q.takeIdle()
@@ -156,11 +164,14 @@ func (b *Budget) evictLocked(p *pool, need int64) []*instance {
 			q.evictions.Add(1)
 			b.evicted.Add(1)
 		}
+		if b.pools[q] == 0 {
+			emptied = append(emptied, q)
+		}
 		if need <= 0 {
 			break
 		}
 	}
-	return victims
+	return victims, emptied
 }
 
 // free uncounts one instance of p, which has been closed (or was never

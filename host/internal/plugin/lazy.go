@@ -162,6 +162,7 @@ func (p *Plugin) compileActivation(ctx context.Context, wasm []byte) (*activatio
 		budgetWait: p.timeout,
 		evictable:  p.evictable.Load,
 		evictions:  &p.evictions,
+		emptied:    func() { p.evicted(a) },
 	})
 	return a, nil
 }
@@ -356,6 +357,22 @@ func (p *Plugin) releaseLocked() {
 			p.onRelease()
 		}
 	})
+}
+
+// evicted releases the plugin's activation once the memory budget has
+// taken its last instance, when no call holds it: its compiled module
+// then goes too, as after an idle timeout. With min_instances, or for a
+// plugin that is never released, it stays compiled.
+func (p *Plugin) evicted(a *activation) {
+	p.actMu.Lock()
+	defer p.actMu.Unlock()
+	if p.closed || p.act != a || p.calls > 0 || !p.releasable() || p.minInstances > 0 {
+		return
+	}
+	if inUse, idle, _ := a.pool.stats(); inUse > 0 || idle > 0 {
+		return
+	}
+	p.releaseLocked()
 }
 
 // LifecycleStats counts the plugin's activations, its releases after an

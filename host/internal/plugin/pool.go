@@ -49,6 +49,9 @@ type poolBudget struct {
 	// for other plugins' (not a hyper-mcp plugin's, which keep state).
 	evictable func() bool
 	evictions *atomic.Int64 // the plugin's instances evicted
+	// emptied, when set, is called (without locks held) after the budget
+	// evicted the pool's last instance.
+	emptied func()
 }
 
 func newPool(size int, newInstance func(ctx context.Context) (*instance, error), pb poolBudget) *pool {
