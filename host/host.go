@@ -97,6 +97,10 @@ type Host struct {
 	cacheDir string
 	// descriptions is the description cache (described.go); nil for none.
 	descriptions *listcache.Cache
+	// code shares compiled code between plugins of one module.
+	code *plugin.CodeCache
+	// budget counts the plugins' Wasm memory against [server] max_memory_mb.
+	budget *plugin.Budget
 
 	// settings is the [server] table as started: reloads never change it,
 	// so it is read without a lock.
@@ -172,8 +176,9 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 	// logger can be attached, and that would go to the process's stderr.
 	extism.SetLogLevel(extism.LogLevelDebug)
 
-	h := &Host{cfg: cfg, settings: cfg.Server, logger: logger, relist: make(chan announcement, 16), released: make(chan struct{}, 1), done: make(chan struct{})}
+	h := &Host{cfg: cfg, settings: cfg.Server, logger: logger, relist: make(chan announcement, 16), released: make(chan struct{}, 1), done: make(chan struct{}), code: plugin.NewCodeCache()}
 	h.readOnly = opts.ReadOnly
+	h.budget = plugin.NewBudget(int64(cfg.Server.MaxMemoryMB) << 20)
 	if opts.Network != nil {
 		h.network = &egress.Network{Resolve: opts.Network.Resolve, Dial: opts.Network.Dial, RootCAs: opts.Network.RootCAs}
 	}
@@ -403,6 +408,8 @@ func (h *Host) pluginOptions(pc config.Plugin, env map[string]string) plugin.Opt
 		MaxOutputBytes: pc.MaxOutputKB << 10,
 		Config:         pc.Config,
 		CacheDir:       h.cacheDir,
+		Code:           h.code,
+		Budget:         h.budget,
 		Logger:         logger,
 		HostFunctions: hostfn.Functions(pc.Name, logger, notifier{h}, &egress.Policy{
 			AllowedHosts:     pc.AllowedHosts,

@@ -83,6 +83,7 @@ func (c *hostCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- releasesDesc
 	ch <- instancesMadeDesc
 	ch <- pluginsDesc
+	describeMemory(ch)
 }
 
 // Collect implements prometheus.Collector.
@@ -108,7 +109,10 @@ func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(activationsDesc, prometheus.CounterValue, float64(life.Activations), lp.cfg.Name)
 		ch <- prometheus.MustNewConstMetric(releasesDesc, prometheus.CounterValue, float64(life.Releases), lp.cfg.Name)
 		ch <- prometheus.MustNewConstMetric(instancesMadeDesc, prometheus.CounterValue, float64(life.Instances), lp.cfg.Name)
+		ch <- prometheus.MustNewConstMetric(pluginMemoryDesc, prometheus.GaugeValue, float64(life.MemoryHeld), lp.cfg.Name)
+		ch <- prometheus.MustNewConstMetric(pluginEvictionsDesc, prometheus.CounterValue, float64(life.Evictions), lp.cfg.Name)
 	}
+	c.h.collectMemory(ch)
 }
 
 // observedMethods are the requests that reach a plugin; observe counts,

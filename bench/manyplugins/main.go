@@ -5,7 +5,10 @@
 //
 //	go run ./bench/manyplugins -mcphost ./mcphost -wasm 'dir/*.wasm' -tool echo
 //
-// Each .wasm file matched becomes one [[plugin]] with the prefix "p<i>_".
+// Each .wasm file matched becomes one [[plugin]] with the prefix "p<i>_"
+// (-copies times: -copies 100 with one file is 100 plugins of one module).
+// -memory_mb sets every plugin's memory_mb and -max_memory_mb the host's
+// memory budget; the budget's figures are read from /metrics.
 // Run it twice with the same -cache for warm-cache figures.
 package main
 
@@ -14,6 +17,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -35,6 +39,10 @@ func main() {
 	cache := flag.String("cache", "", "cache_dir (empty: a new temporary one)")
 	idle := flag.Duration("idle", 2*time.Second, "idle_timeout of every plugin (0: not set; the host's default)")
 	calls := flag.Bool("calls", true, "call each plugin")
+	copies := flag.Int("copies", 1, "plugins made of each file")
+	memoryMB := flag.Int("memory_mb", 0, "memory_mb of every plugin (0: not set; the default)")
+	budgetMB := flag.Int("max_memory_mb", 0, "[server] max_memory_mb (0: no budget)")
+	verbose := flag.Bool("v", false, "print every call's time")
 	flag.Parse()
 	files, err := filepath.Glob(*pattern)
 	if err != nil || len(files) == 0 {
@@ -46,6 +54,13 @@ func main() {
 			log.Fatal(err)
 		}
 	}
+	var copied []string
+	for _, f := range files {
+		for range *copies {
+			copied = append(copied, f)
+		}
+	}
+	files = copied
 	dir, err := os.MkdirTemp("", "manyplugins-")
 	if err != nil {
 		log.Fatal(err)
@@ -61,10 +76,17 @@ func main() {
 	}
 	var cfg strings.Builder
 	fmt.Fprintf(&cfg, "[server]\ncache_dir = %q\nwatch = false\nlock_file = %q\n", *cache, filepath.Join(dir, "mcphost.lock"))
+	if *budgetMB > 0 {
+		fmt.Fprintf(&cfg, "max_memory_mb = %d\n", *budgetMB)
+	}
+	cfg.WriteString("[server.metrics]\nenabled = true\n")
 	for i, f := range files {
 		fmt.Fprintf(&cfg, "\n[[plugin]]\nname = \"p%d\"\npath = %q\nprefix = \"p%d_\"\ntimeout = \"60s\"\n", i, f, i)
 		if *idle > 0 {
 			fmt.Fprintf(&cfg, "idle_timeout = %q\n", idle.String())
+		}
+		if *memoryMB > 0 {
+			fmt.Fprintf(&cfg, "memory_mb = %d\n", *memoryMB)
 		}
 	}
 	cfgPath := filepath.Join(dir, "mcphost.toml")
@@ -149,6 +171,9 @@ func main() {
 	var first, second []time.Duration
 	for i := range files {
 		first = append(first, call(i))
+		if *verbose {
+			fmt.Printf("first call p%d %v\n", i, first[i].Round(100*time.Microsecond))
+		}
 	}
 	for i := range files {
 		second = append(second, call(i))
@@ -156,9 +181,33 @@ func main() {
 	fmt.Printf("first_call p50 %v max %v\n", pct(first, 50), pct(first, 100))
 	fmt.Printf("warm_call p50 %v max %v\n", pct(second, 50), pct(second, 100))
 	fmt.Printf("rss_after_calls_mib %d\n", rssMiB(cmd.Process.Pid))
+	printMetrics("http://"+addr+"/metrics", "mcphost_memory_held_bytes", "mcphost_memory_evictions_total", "mcphost_code_modules", "mcphost_code_loads_total")
 	if *idle > 0 {
 		time.Sleep(*idle + 2*time.Second)
 		fmt.Printf("rss_after_idle_mib %d\n", rssMiB(cmd.Process.Pid))
+		printMetrics("http://"+addr+"/metrics", "mcphost_memory_held_bytes", "mcphost_code_modules")
+	}
+}
+
+// printMetrics prints the samples named names from the host's /metrics.
+func printMetrics(url string, names ...string) {
+	resp, err := http.Get(url)
+	if err != nil {
+		log.Printf("metrics: %v", err)
+		return
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		log.Printf("metrics: %v", err)
+		return
+	}
+	for line := range strings.Lines(string(body)) {
+		for _, n := range names {
+			if strings.HasPrefix(line, n+" ") {
+				fmt.Print(line)
+			}
+		}
 	}
 }
 

@@ -43,6 +43,8 @@ const (
 	MinMemoryMB = 2
 	// MaxMemoryMB is the largest cap the 32-bit Wasm address space allows.
 	MaxMemoryMB = 4096
+	// MaxServerMemoryMB is the largest [server] max_memory_mb: 1 TiB.
+	MaxServerMemoryMB = 1 << 20
 )
 
 // Config is a whole mcphost.toml.
@@ -74,6 +76,9 @@ type Server struct {
 	Stateless bool
 	// PageSize is how many items a list response holds at most.
 	PageSize int
+	// MaxMemoryMB bounds the Wasm memory of all plugin instances together,
+	// each counted at its memory_mb (max_memory_mb); 0 is no bound.
+	MaxMemoryMB int
 	// ListTTL is the ttlMs hint on list results (2026-07-28 clients).
 	ListTTL time.Duration
 	// AllowedOrigins are extra Origin values (scheme://host:port) accepted
@@ -241,6 +246,7 @@ type fileConfig struct {
 		Listen         string   `toml:"listen"`
 		Stateless      bool     `toml:"stateless"`
 		PageSize       *int     `toml:"page_size"`
+		MaxMemoryMB    *int     `toml:"max_memory_mb"`
 		ListTTL        string   `toml:"list_ttl"`
 		AllowedOrigins []string `toml:"allowed_origins"`
 		SessionTimeout string   `toml:"session_timeout"`
@@ -299,7 +305,7 @@ type filePlugin struct {
 }
 
 var knownKeys = map[string][]string{
-	"server": {"name", "log_level", "cache_dir", "transport", "listen", "stateless", "page_size", "list_ttl",
+	"server": {"name", "log_level", "cache_dir", "transport", "listen", "stateless", "page_size", "max_memory_mb", "list_ttl",
 		"allowed_origins", "session_timeout", "watch", "lock_file", "drain_delay", "metrics", "audit", "auth", "plugin_store", "trusted_keys",
 		"trusted_root", "signer_subject", "signer_issuer"},
 	"server.metrics": {"enabled", "listen"},
@@ -461,6 +467,9 @@ func Parse(path string, data []byte) (*Config, error) {
 			problems = append(problems, fmt.Errorf("%s: plugin %q: trusted_root, signer_subject and signer_issuer: only a plugin from a registry is signed; path %q is a local file", idx.at(path, fmt.Sprintf("plugin.%d.path", i)), p.Name, fp.Path))
 		}
 		problems = append(problems, errs...)
+		if budget := cfg.Server.MaxMemoryMB; budget > 0 && p.MemoryMB > budget {
+			problems = append(problems, fmt.Errorf("%s: plugin %q: memory_mb = %d is more than [server] max_memory_mb = %d: no instance of it could run", idx.at(path, fmt.Sprintf("plugin.%d.name", i)), p.Name, p.MemoryMB, budget))
+		}
 		if p.Name != "" && seen[p.Name] {
 			problems = append(problems, fmt.Errorf("%s: [[plugin]] #%d: name %q is used by an earlier plugin", idx.at(path, fmt.Sprintf("plugin.%d.name", i)), i+1, p.Name))
 		}
@@ -518,6 +527,13 @@ func convertServer(path string, idx lineIndex, fc fileConfig, s *Server) []error
 			bad("page_size", "%d is out of range (expected 1 to 10000)", *fs.PageSize)
 		} else {
 			s.PageSize = *fs.PageSize
+		}
+	}
+	if fs.MaxMemoryMB != nil {
+		if *fs.MaxMemoryMB != 0 && (*fs.MaxMemoryMB < MinMemoryMB || *fs.MaxMemoryMB > MaxServerMemoryMB) {
+			bad("max_memory_mb", "%d is out of range (expected 0 for no budget, or %d to %d)", *fs.MaxMemoryMB, MinMemoryMB, MaxServerMemoryMB)
+		} else {
+			s.MaxMemoryMB = *fs.MaxMemoryMB
 		}
 	}
 	parseDuration := func(key, text string, def time.Duration, allowZero bool) time.Duration {

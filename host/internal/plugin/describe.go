@@ -99,6 +99,7 @@ func FromDescription(opts Options, d Description, fetch func(context.Context) ([
 	// Lists come from the description: the idle timeout applies from the
 	// first activation on.
 	p.settled = true
+	p.evictable.Store(true) // an mcphost plugin, as checked above
 	return p, nil
 }
 
@@ -124,7 +125,7 @@ func (p *Plugin) describedSource(ctx context.Context) ([]byte, error) {
 	}
 	p.source.mu.Lock()
 	p.source.wasm, p.source.deflated = prepared.wasm, false
-	p.source.runtime, p.source.hostFuncs, p.source.interrupts = prepared.runtime, prepared.hostFuncs, prepared.interrupts
+	p.useSource(prepared)
 	p.source.mu.Unlock()
 	return prepared.wasm, nil
 }

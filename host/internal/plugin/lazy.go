@@ -25,20 +25,22 @@ import (
 // compileSource is what a plugin is compiled from, kept for activations
 // after the first.
 type compileSource struct {
-	mu         sync.Mutex
-	wasm       []byte // the module as compiled (after the rewrite)
-	deflated   bool   // wasm is deflated
-	config     map[string]string
-	runtime    wazero.RuntimeConfig
-	hostFuncs  []extism.HostFunction
-	cacheDir   string
-	interrupts interrupts
+	mu        sync.Mutex
+	wasm      []byte // the module as compiled (after the rewrite)
+	deflated  bool   // wasm is deflated
+	config    map[string]string
+	runtime   wazero.RuntimeConfig
+	hostFuncs []extism.HostFunction
+	key       codeKey // the module's digest, interrupts and cache directory
 }
 
-// activation is one compiled module and the instances made of it.
+// activation is one compiled module and the instances made of it; its
+// machine code is shared with the other plugins of the same digest
+// (shared.go).
 type activation struct {
 	compiled *extism.CompiledPlugin
-	cache    wazero.CompilationCache
+	code     *sharedCode
+	codes    *CodeCache
 	pool     *pool
 }
 
@@ -132,40 +134,51 @@ func (p *Plugin) deflateSource() {
 	p.source.wasm, p.source.deflated = z, true
 }
 
-// compileActivation compiles wasm (the module after the rewrite) and makes
-// an empty pool for it.
+// compileActivation compiles wasm (the module after the rewrite), over
+// the compilation cache it shares with the plugins of the same digest, and
+// makes an empty pool for it.
 func (p *Plugin) compileActivation(ctx context.Context, wasm []byte) (*activation, error) {
 	src := &p.source // its fields but wasm never change after Load
-	cache, err := openCache(src.cacheDir, string(src.interrupts))
-	if err != nil {
-		p.logger.Warn("compilation cache unusable; compiling in memory", "dir", src.cacheDir, "error", err)
-		cache = wazero.NewCompilationCache()
-	}
+	code := p.codes.acquire(src.key, p.logger)
 	manifest := extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: wasm}}, Config: src.config}
+	code.compileMu.Lock()
 	compiled, err := compile(ctx, manifest, extism.PluginConfig{
-		RuntimeConfig:             src.runtime.WithCompilationCache(cache),
+		RuntimeConfig:             src.runtime.WithCompilationCache(code.cache),
 		EnableWasi:                true,
 		EnableHttpResponseHeaders: true,
 	}, src.hostFuncs)
+	if err == nil {
+		p.codes.compiled(code)
+	}
+	code.compileMu.Unlock()
 	if err != nil {
-		_ = cache.Close(context.WithoutCancel(ctx))
+		_ = p.codes.release(context.WithoutCancel(ctx), code)
 		return nil, fmt.Errorf("compile: %w", err)
 	}
-	a := &activation{compiled: compiled, cache: cache}
+	a := &activation{compiled: compiled, code: code, codes: p.codes}
 	a.pool = newPool(p.maxInstances, func(ctx context.Context) (*instance, error) {
 		return p.newInstance(ctx, compiled)
+	}, poolBudget{
+		budget:     p.budget,
+		cost:       p.memoryBytes,
+		owner:      p.name,
+		budgetWait: p.timeout,
+		evictable:  p.evictable.Load,
+		evictions:  &p.evictions,
+		emptied:    func() { p.evicted(a) },
 	})
 	return a, nil
 }
 
 // close waits (bounded by ctx) for the calls on the activation's instances
-// and frees them and the compiled module.
+// and frees them and the compiled module; the last plugin holding the
+// shared code frees it too.
 func (a *activation) close(ctx context.Context) error {
 	err := a.pool.close(ctx)
 	if cerr := a.compiled.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
 		err = cerr
 	}
-	if cerr := a.cache.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
+	if cerr := a.codes.release(context.WithoutCancel(ctx), a.code); cerr != nil && err == nil {
 		err = cerr
 	}
 	return err
@@ -234,6 +247,9 @@ func (p *Plugin) activate(pending *pendingActivation) {
 	if err == nil && p.described != nil {
 		err = p.firstActivation(p.lifetime, a) // describe.go
 	}
+	if err == nil {
+		p.warm(p.lifetime, a)
+	}
 	p.actMu.Lock()
 	p.activating = nil
 	if err == nil && p.closed {
@@ -252,6 +268,18 @@ func (p *Plugin) activate(pending *pendingActivation) {
 	close(pending.done)
 	if err != nil && !errors.Is(err, errPoolClosed) {
 		p.logger.Error("plugin activation failed", "error", err)
+	}
+}
+
+// warm makes the min_instances instances of a new activation before it
+// serves, so that a latency-critical plugin's first calls find them made.
+// One that cannot be made is logged; calls make their own as usual.
+func (p *Plugin) warm(ctx context.Context, a *activation) {
+	if p.minInstances == 0 {
+		return
+	}
+	if err := a.pool.warm(ctx, p.minInstances); err != nil {
+		p.logger.Warn("cannot make the instances min_instances keeps warm", "min_instances", p.minInstances, "error", err)
 	}
 }
 
@@ -304,12 +332,13 @@ func (p *Plugin) idleExpired() {
 // is running (the host calls it once the plugin's lists are read, so that
 // an unused plugin costs nothing until its first call). The idle timeout
 // applies from then on: not between the calls of the load. With
-// min_instances, or for a plugin that is never released, it keeps them.
+// min_instances, or for a plugin that is never released (idle_timeout
+// "0", or a hyper-mcp plugin), it keeps them.
 func (p *Plugin) Idle() {
 	p.actMu.Lock()
 	defer p.actMu.Unlock()
 	p.settled = true
-	if p.closed || p.act == nil || p.calls > 0 || p.flavor != FlavorMCPHost {
+	if p.closed || p.act == nil || p.calls > 0 || !p.releasable() {
 		return
 	}
 	p.releaseLocked()
@@ -337,6 +366,22 @@ func (p *Plugin) releaseLocked() {
 	})
 }
 
+// evicted releases the plugin's activation once the memory budget has
+// taken its last instance, when no call holds it: its compiled module
+// then goes too, as after an idle timeout. With min_instances, or for a
+// plugin that is never released, it stays compiled.
+func (p *Plugin) evicted(a *activation) {
+	p.actMu.Lock()
+	defer p.actMu.Unlock()
+	if p.closed || p.act != a || p.calls > 0 || !p.releasable() || p.minInstances > 0 {
+		return
+	}
+	if inUse, idle, _ := a.pool.stats(); inUse > 0 || idle > 0 {
+		return
+	}
+	p.releaseLocked()
+}
+
 // LifecycleStats counts the plugin's activations, its releases after an
 // idle timeout (or Idle), and the instances made; active says whether it
 // holds a compiled module now.
@@ -345,14 +390,23 @@ type LifecycleStats struct {
 	Activations int64
 	Releases    int64
 	Instances   int64
+	// Evictions counts idle instances closed to make room in the memory
+	// budget for another plugin's; MemoryHeld is what the plugin's
+	// instances count against it now (budget.go).
+	Evictions  int64
+	MemoryHeld int64
 }
 
 // Lifecycle reports the plugin's LifecycleStats.
 func (p *Plugin) Lifecycle() LifecycleStats {
 	p.actMu.Lock()
-	active := p.act != nil
+	a := p.act
 	p.actMu.Unlock()
-	return LifecycleStats{Active: active, Activations: p.activations.Load(), Releases: p.releases.Load(), Instances: p.instances.Load()}
+	s := LifecycleStats{Active: a != nil, Activations: p.activations.Load(), Releases: p.releases.Load(), Instances: p.instances.Load(), Evictions: p.evictions.Load()}
+	if a != nil && p.budget != nil {
+		s.MemoryHeld = p.budget.heldBy(a.pool)
+	}
+	return s
 }
 
 // InstanceStats reports the plugin's instances: in use by a call, idle and

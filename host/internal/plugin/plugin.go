@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,11 +56,16 @@ type Options struct {
 	// Config is readable by the plugin through Extism's config_get.
 	Config map[string]string
 	// CacheDir is the directory of wazero's on-disk compilation cache; ""
-	// compiles in memory only. Each plugin opens its own cache over the
-	// directory: wazero's in-memory cache, shared between runtimes, hands
-	// the same compiled module to both and races on it (seen with -race
-	// when two plugins hold the same bytes, which Extism's kernel always is).
+	// compiles in memory only. Plugins of the same module share one cache
+	// over it (Code), and compile over it one at a time: wazero races when
+	// two runtimes compile the same module over one cache at once.
 	CacheDir string
+	// Budget, when set, counts the plugin's instances against the host's
+	// memory budget (budget.go); nil counts nothing.
+	Budget *Budget
+	// Code shares compiled code with the other plugins of the host that
+	// hold the same module (shared.go); nil compiles this plugin's own.
+	Code *CodeCache
 	// Logger receives the plugin's log calls and its WASI stdout/stderr.
 	Logger hclog.Logger
 	// HostFunctions are the functions the plugin may import besides Extism's
@@ -89,6 +95,7 @@ type Options struct {
 	IdleTimeout time.Duration
 	// MinInstances, when above 0, keeps the compiled module and that many
 	// idle instances through an idle timeout, for latency-critical plugins.
+	// They are made at load (and at any activation after a release).
 	MinInstances int
 	// OnRelease, when set, is called after the plugin's instances and
 	// compiled module have been released. It must not block.
@@ -127,6 +134,11 @@ type Plugin struct {
 	idleTimeout  time.Duration
 	minInstances int
 	source       compileSource
+	codes        *CodeCache
+	budget       *Budget // nil: none
+	memoryBytes  int64   // memory_mb: what an instance counts against budget
+	evictions    atomic.Int64
+	evictable    atomic.Bool     // idle instances may be evicted: an mcphost plugin, loaded
 	lifetime     context.Context // ends when the plugin closes
 	stop         context.CancelFunc
 	activity     sync.WaitGroup // activations and deactivations under way
@@ -200,7 +212,7 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 		return nil, err
 	}
 	p := newPlugin(opts, maxInstances, mounts)
-	p.source.runtime, p.source.hostFuncs, p.source.interrupts = prepared.runtime, prepared.hostFuncs, prepared.interrupts
+	p.useSource(prepared)
 	wasm := prepared.wasm
 	// The load compiles at once, so that a module wazero refuses is
 	// refused here, with the load's context.
@@ -218,6 +230,9 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 		_ = p.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	p.evictable.Store(p.flavor == FlavorMCPHost)
+	// min_instances are made at load, and at every activation after.
+	p.warm(ctx, a)
 	return p, nil
 }
 
@@ -241,6 +256,10 @@ func instanceCap(n int, flavor Flavor) int {
 // newPlugin makes the Plugin of opts, inactive, holding mounts; its
 // source is the caller's to fill in.
 func newPlugin(opts Options, maxInstances int, mounts []mount) *Plugin {
+	codes := opts.Code
+	if codes == nil {
+		codes = NewCodeCache()
+	}
 	lifetime, stop := context.WithCancel(context.Background())
 	p := &Plugin{
 		env:            opts.Env,
@@ -260,16 +279,28 @@ func newPlugin(opts Options, maxInstances int, mounts []mount) *Plugin {
 		minInstances:   opts.MinInstances,
 		onRelease:      opts.OnRelease,
 		source: compileSource{
-			config:   opts.Config,
-			cacheDir: opts.CacheDir,
+			config: opts.Config,
+			key:    codeKey{cacheDir: opts.CacheDir}, // the rest set by useSource
 		},
-		lifetime: lifetime,
-		stop:     stop,
+		codes:       codes,
+		budget:      opts.Budget,
+		memoryBytes: int64(opts.MemoryMB) << 20,
+		lifetime:    lifetime,
+		stop:        stop,
 	}
 	if opts.MaxCallsPerSecond > 0 {
 		p.limiter = rate.NewLimiter(rate.Limit(opts.MaxCallsPerSecond), max(1, int(opts.MaxCallsPerSecond)))
 	}
 	return p
+}
+
+// useSource makes prepared what p compiles from (but for its bytes, which
+// the caller sets): at load, or at the first activation of a plugin made
+// from a description. The code key names the rewritten module, so that
+// plugins of the same module share its compiled code (shared.go).
+func (p *Plugin) useSource(prepared *preparedModule) {
+	p.source.runtime, p.source.hostFuncs = prepared.runtime, prepared.hostFuncs
+	p.source.key.digest, p.source.key.interrupts = sha256.Sum256(prepared.wasm), prepared.interrupts
 }
 
 // preparedModule is a module made ready to compile: rewritten for
@@ -664,6 +695,8 @@ func (p *Plugin) reportedError(export, text string) error {
 func (p *Plugin) failure(ctx context.Context, export string, err error) error {
 	kind := KindTrap
 	switch {
+	case errors.Is(err, ErrMemoryBudget) && !errors.Is(ctx.Err(), context.Canceled):
+		kind = KindMemoryBudget
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		kind = KindTimeout
 		err = fmt.Errorf("interrupted after the %s timeout", p.timeout)
@@ -694,6 +727,7 @@ const (
 	KindClosed         Kind = "closed"
 	KindRateLimited    Kind = "rate limited"
 	KindBreakerOpen    Kind = "breaker open"
+	KindMemoryBudget   Kind = "memory budget"
 	// KindStale: the plugin's module no longer matches the cached
 	// description it was served from (describe.go); it is being reloaded.
 	KindStale Kind = "stale description"

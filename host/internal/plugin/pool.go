@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // errPoolClosed is returned to callers that wait for an instance of a plugin
@@ -22,6 +24,7 @@ var errPoolClosed = errors.New("plugin is closed")
 type pool struct {
 	slots       chan struct{}
 	newInstance func(ctx context.Context) (*instance, error)
+	poolBudget
 
 	mu      sync.Mutex
 	idle    []*instance
@@ -32,18 +35,119 @@ type pool struct {
 	filled  chan struct{}   // closed (and replaced) when one is done
 	ctx     context.Context // ends when the pool closes
 	cancel  context.CancelFunc
+	used    time.Time // last get or put, for the budget's eviction order
 }
 
-func newPool(size int, newInstance func(ctx context.Context) (*instance, error)) *pool {
+// poolBudget is how a pool's instances count against a memory budget
+// (budget.go).
+type poolBudget struct {
+	budget     *Budget // nil: none
+	cost       int64   // bytes each instance counts
+	owner      string  // the plugin's name
+	budgetWait time.Duration
+	// evictable reports whether idle instances may be closed to make room
+	// for other plugins' (not a hyper-mcp plugin's, which keep state).
+	evictable func() bool
+	evictions *atomic.Int64 // the plugin's instances evicted
+	// emptied, when set, is called (without locks held) after the budget
+	// evicted the pool's last instance.
+	emptied func()
+}
+
+func newPool(size int, newInstance func(ctx context.Context) (*instance, error), pb poolBudget) *pool {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &pool{
+	p := &pool{
 		slots:       make(chan struct{}, size),
 		newInstance: newInstance,
+		poolBudget:  pb,
 		done:        make(chan struct{}),
 		filled:      make(chan struct{}),
 		ctx:         ctx,
 		cancel:      cancel,
+		used:        time.Now(),
 	}
+	if p.budget != nil {
+		p.budget.join(p)
+	}
+	return p
+}
+
+// make makes an instance once the budget has room for it: with wait set,
+// after evicting other plugins' idle instances and waiting (bounded by ctx
+// and budgetWait) for room; without, only if there is room now. The caller
+// holds a slot.
+func (p *pool) make(ctx context.Context, wait bool) (*instance, error) {
+	if p.budget != nil {
+		var deadline <-chan time.Time
+		for {
+			ch, err := p.budget.reserve(p, wait)
+			if err != nil {
+				return nil, err
+			}
+			if ch == nil {
+				break
+			}
+			if !wait {
+				p.budget.unwait()
+				return nil, p.budget.noRoom(p)
+			}
+			if deadline == nil {
+				t := time.NewTimer(p.budgetWait)
+				defer t.Stop()
+				deadline = t.C
+			}
+			if err := p.budget.wait(ctx, p, ch, deadline); err != nil {
+				return nil, err
+			}
+			// An instance of this pool may have gone idle meanwhile.
+			if inst := p.takeIdle(); inst != nil {
+				return inst, nil
+			}
+		}
+	}
+	inst, err := p.newInstance(ctx)
+	if err != nil {
+		if p.budget != nil {
+			p.budget.free(p)
+		}
+		return nil, err
+	}
+	return inst, nil
+}
+
+// discard closes an instance that leaves the pool and uncounts it.
+func (p *pool) discard(inst *instance) {
+	_ = inst.close(context.Background())
+	if p.budget != nil {
+		p.budget.free(p)
+	}
+}
+
+// takeIdle takes an idle instance, or returns nil.
+func (p *pool) takeIdle() *instance {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(p.idle)
+	if n == 0 || p.closed {
+		return nil
+	}
+	inst := p.idle[n-1]
+	p.idle = p.idle[:n-1]
+	return inst
+}
+
+// idleCount returns how many instances are idle.
+func (p *pool) idleCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.idle)
+}
+
+// lastUse returns when the pool last lent or took back an instance.
+func (p *pool) lastUse() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.used
 }
 
 // get returns an instance for exclusive use; the caller must hand it back
@@ -63,6 +167,7 @@ func (p *pool) get(ctx context.Context) (*instance, error) {
 			<-p.slots
 			return nil, errPoolClosed
 		}
+		p.used = time.Now()
 		if n := len(p.idle); n > 0 {
 			inst := p.idle[n-1]
 			p.idle = p.idle[:n-1]
@@ -85,7 +190,7 @@ func (p *pool) get(ctx context.Context) (*instance, error) {
 			return nil, errPoolClosed
 		}
 	}
-	inst, err := p.newInstance(ctx)
+	inst, err := p.make(ctx, true)
 	if err != nil {
 		<-p.slots
 		return nil, err
@@ -98,14 +203,18 @@ func (p *pool) get(ctx context.Context) (*instance, error) {
 // replacement is made.
 func (p *pool) put(inst *instance, healthy bool) {
 	p.mu.Lock()
+	p.used = time.Now()
 	if healthy && !p.closed {
 		p.idle = append(p.idle, inst)
 		p.mu.Unlock()
 		<-p.slots
+		if p.budget != nil {
+			p.budget.idled()
+		}
 		return
 	}
 	p.mu.Unlock()
-	_ = inst.close(context.Background())
+	p.discard(inst)
 	p.mu.Lock()
 	if !p.closed {
 		p.filling++
@@ -117,7 +226,7 @@ func (p *pool) put(inst *instance, healthy bool) {
 
 // refill creates an instance for the idle list, replacing a discarded one.
 func (p *pool) refill() {
-	inst, err := p.newInstance(p.ctx)
+	inst, err := p.make(p.ctx, false)
 	p.mu.Lock()
 	p.filling--
 	close(p.filled) // wake callers waiting for it; they look again
@@ -130,11 +239,14 @@ func (p *pool) refill() {
 	}
 	if p.closed || len(p.idle) >= cap(p.slots) {
 		p.mu.Unlock()
-		_ = inst.close(context.Background())
+		p.discard(inst)
 		return
 	}
 	p.idle = append(p.idle, inst)
 	p.mu.Unlock()
+	if p.budget != nil {
+		p.budget.idled()
+	}
 }
 
 // close stops handing out instances, waits (bounded by ctx) until every
@@ -168,7 +280,12 @@ func (p *pool) close(ctx context.Context) error {
 	p.idle = nil
 	p.mu.Unlock()
 	for _, inst := range idle {
-		_ = inst.close(context.Background())
+		p.discard(inst)
+	}
+	if p.budget != nil {
+		// Instances still in use (ctx ended first) are uncounted when
+		// they are handed back.
+		p.budget.leave(p)
 	}
 	return err
 }
@@ -181,6 +298,30 @@ func (p *pool) stats() (inUse, idle, capacity int) {
 	return len(p.slots), idle, cap(p.slots)
 }
 
+// warm makes idle instances until the pool has n idle, or every slot is
+// taken (calls are using the pool), or it is closed.
+func (p *pool) warm(ctx context.Context, n int) error {
+	for {
+		p.mu.Lock()
+		enough := p.closed || len(p.idle) >= n
+		p.mu.Unlock()
+		if enough {
+			return nil
+		}
+		select {
+		case p.slots <- struct{}{}:
+		default:
+			return nil
+		}
+		inst, err := p.make(ctx, false)
+		if err != nil {
+			<-p.slots
+			return err
+		}
+		p.put(inst, true)
+	}
+}
+
 // trim closes idle instances beyond keep.
 func (p *pool) trim(keep int) {
 	p.mu.Lock()
@@ -191,6 +332,6 @@ func (p *pool) trim(keep int) {
 	}
 	p.mu.Unlock()
 	for _, inst := range drop {
-		_ = inst.close(context.Background())
+		p.discard(inst)
 	}
 }

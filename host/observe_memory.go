@@ -1,0 +1,41 @@
+package host
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// The memory budget and the shared compiled code, beside the lazy
+// activation metrics of observe.go (package plugin: budget.go, shared.go).
+var (
+	memoryHeldDesc = prometheus.NewDesc("mcphost_memory_held_bytes",
+		"Wasm memory the plugins' instances hold now, each counted at its memory_mb.", nil, nil)
+	memoryBudgetDesc = prometheus.NewDesc("mcphost_memory_budget_bytes",
+		"[server] max_memory_mb in bytes; 0 when there is no budget.", nil, nil)
+	evictionsDesc = prometheus.NewDesc("mcphost_memory_evictions_total",
+		"Idle instances closed to make room in the memory budget for another plugin's.", nil, nil)
+	pluginMemoryDesc = prometheus.NewDesc("mcphost_plugin_memory_bytes",
+		"Wasm memory a plugin's instances hold now, each counted at its memory_mb.", []string{"plugin"}, nil)
+	pluginEvictionsDesc = prometheus.NewDesc("mcphost_plugin_evictions_total",
+		"A plugin's idle instances closed to make room in the memory budget for another plugin's.", []string{"plugin"}, nil)
+	codeModulesDesc = prometheus.NewDesc("mcphost_code_modules",
+		"Compiled modules held now: one per distinct module among the active plugins.", nil, nil)
+	codeLoadsDesc = prometheus.NewDesc("mcphost_code_loads_total",
+		"Times a module's machine code was compiled, or read from the on-disk cache, into memory; an activation that finds it held by another plugin of the same module does not count.", nil, nil)
+)
+
+// describeMemory sends the descriptions of the memory metrics.
+func describeMemory(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{memoryHeldDesc, memoryBudgetDesc, evictionsDesc, pluginMemoryDesc, pluginEvictionsDesc, codeModulesDesc, codeLoadsDesc} {
+		ch <- d
+	}
+}
+
+// collectMemory sends the host-wide memory metrics; the per-plugin ones
+// are sent with each plugin's lifecycle (observe.go).
+func (h *Host) collectMemory(ch chan<- prometheus.Metric) {
+	b := h.budget.Stats()
+	ch <- prometheus.MustNewConstMetric(memoryHeldDesc, prometheus.GaugeValue, float64(b.Held))
+	ch <- prometheus.MustNewConstMetric(memoryBudgetDesc, prometheus.GaugeValue, float64(b.Limit))
+	ch <- prometheus.MustNewConstMetric(evictionsDesc, prometheus.CounterValue, float64(b.Evicted))
+	c := h.code.Stats()
+	ch <- prometheus.MustNewConstMetric(codeModulesDesc, prometheus.GaugeValue, float64(c.Modules))
+	ch <- prometheus.MustNewConstMetric(codeLoadsDesc, prometheus.CounterValue, float64(c.Loads))
+}
