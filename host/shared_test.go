@@ -45,3 +45,45 @@ func TestPluginsOfOneFileShareCompiledCode(t *testing.T) {
 		t.Errorf("mcphost_code_loads_total = %v after the calls, want still 2", v)
 	}
 }
+
+// TestPluginsOfOneFileKeepTheirOwnMemoryCaps: sharing compiled code must
+// not share the memory cap, which wazero applies when it decodes a module
+// for a runtime, not in the code. The plugin with the larger cap is called
+// first, so that the code the other one gets is the code compiled for it.
+func TestPluginsOfOneFileKeepTheirOwnMemoryCaps(t *testing.T) {
+	cfg := `
+[[plugin]]
+name = "roomy"
+path = "{faulty}"
+prefix = "roomy_"
+memory_mb = 256
+max_output_kb = 65536
+idle_timeout = "0"
+timeout = "30s"
+
+[[plugin]]
+name = "tight"
+path = "{faulty}"
+prefix = "tight_"
+memory_mb = 16
+max_output_kb = 65536
+idle_timeout = "0"
+timeout = "30s"
+`
+	s := start(t, cfg)
+	args := map[string]any{"bytes": 12 << 20} // under go-sdk's 16 MiB frame
+	res, err := s.session.CallTool(t.Context(), &mcp.CallToolParams{Name: "roomy_big", Arguments: args})
+	if err != nil || res.IsError {
+		t.Fatalf("roomy_big (12 MiB in 256 MiB) = %+v, %v; want it to fit", res, err)
+	}
+	if _, text := callText(t, s.session, "tight_echo", map[string]any{"text": "runs"}); text != "runs" {
+		t.Fatalf("tight_echo = %q: the tight plugin does not run at all", text)
+	}
+	res, err = s.session.CallTool(t.Context(), &mcp.CallToolParams{Name: "tight_big", Arguments: args})
+	if err == nil && !res.IsError {
+		t.Fatalf("tight_big (12 MiB, twice, in 16 MiB) succeeded: its memory cap was not its own")
+	}
+	if _, text := callText(t, s.session, "roomy_echo", map[string]any{"text": "still here"}); text != "still here" {
+		t.Errorf("roomy_echo after tight's failure = %q", text)
+	}
+}
