@@ -186,6 +186,10 @@ func main() {
 		time.Sleep(*idle + 2*time.Second)
 		fmt.Printf("rss_after_idle_mib %d\n", rssMiB(cmd.Process.Pid))
 		printMetrics("http://"+addr+"/metrics", "mcphost_memory_held_bytes", "mcphost_code_modules")
+		// A released plugin's module is deflated 10 s after its release
+		// (plugin.deflateDelay): the settled figure.
+		time.Sleep(10 * time.Second)
+		fmt.Printf("rss_after_idle_settled_mib %d\n", rssMiB(cmd.Process.Pid))
 	}
 }
 

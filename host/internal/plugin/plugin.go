@@ -98,7 +98,9 @@ type Options struct {
 	// They are made at load (and at any activation after a release).
 	MinInstances int
 	// OnRelease, when set, is called after the plugin's instances and
-	// compiled module have been released. It must not block.
+	// compiled module have been released, and again once its kept module
+	// has been deflated: each time the Go heap holds garbage worth handing
+	// back to the OS. It must not block.
 	OnRelease func()
 
 	// WazeroChecks lets a module that the interrupt rewrite cannot handle
