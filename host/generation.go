@@ -132,6 +132,13 @@ func (lp *loadedPlugin) listFrom(ctx context.Context, logger hclog.Logger, p lis
 		refused []error
 	)
 	lim := bridge.Limits{MaxItems: lp.cfg.MaxItems}
+	if _, replay := p.(*replayer); replay {
+		// A cached description: this build checked these very lists
+		// whole when it wrote the entry, and the plugin's first activation
+		// proves them unchanged; the costly part of the schema checks (half
+		// a 1,000-plugin start) waits for each tool's first call.
+		lim.Deferred = true
+	}
 	report := func() {
 		for _, r := range refused {
 			logger.Error("plugin offered an invalid definition; leaving it out", "plugin", lp.cfg.Name, "error", r)

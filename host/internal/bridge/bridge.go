@@ -180,6 +180,7 @@ func ListTools(ctx context.Context, p Caller, lim Limits) (tools []Tool, refused
 		return nil, nil, err
 	}
 	schemas := newSchemaCache()
+	schemas.deferred = lim.Deferred
 	seen := map[string]bool{}
 	for i, raw := range raws {
 		t, key, err := checkTool(raw, schemas)

@@ -186,3 +186,63 @@ func TestEnvelopeShape(t *testing.T) {
 		t.Errorf("envelope modified the request's _meta: %v", meta)
 	}
 }
+
+// countingCaller answers every export with a fixed output and counts the
+// calls.
+type countingCaller struct {
+	out   string
+	calls *int
+}
+
+func (c countingCaller) Name() string { return "counted" }
+func (c countingCaller) Call(context.Context, string, []byte) ([]byte, error) {
+	*c.calls++
+	return []byte(c.out), nil
+}
+
+// TestDeferredSchemasAreCheckedAtFirstUse: with Limits.Deferred (a cached
+// description) a schema's meta-schema check and resolution wait for the
+// tool's first call, where they hold as at load: bad arguments are refused
+// before the plugin runs, and a schema refused then refuses the call.
+// Sizes are still checked at once.
+func TestDeferredSchemasAreCheckedAtFirstUse(t *testing.T) {
+	list := `{"tools":[` +
+		`{"name":"good","inputSchema":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}},` +
+		`{"name":"bad","inputSchema":{"type":"object","properties":{"a":{"type":12}}}},` +
+		`{"name":"huge","inputSchema":{"type":"object","description":"` + strings.Repeat("x", maxSchemaBytes) + `"}}]}`
+	tools, refused, err := ListTools(context.Background(), fakeCaller{list}, Limits{Deferred: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools) != 2 || tools[0].MCP.Name != "good" || tools[1].MCP.Name != "bad" {
+		t.Fatalf("tools %v, want good and bad (deferred), not huge", tools)
+	}
+	if len(refused) != 1 || !strings.Contains(refused[0].Error(), "bytes") {
+		t.Errorf("refused %v, want huge refused for its size at once", refused)
+	}
+	call := func(tool Tool, args string) (*mcp.CallToolResult, error, int) {
+		n := 0
+		req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: tool.MCP.Name, Arguments: json.RawMessage(args)}}
+		res, err := CallTool(context.Background(), countingCaller{`{"content":[{"type":"text","text":"ran"}]}`, &n}, tool, req)
+		return res, err, n
+	}
+	if res, err, n := call(tools[0], `{"n":"three"}`); err != nil || !res.IsError || n != 0 {
+		t.Errorf("good with bad arguments: %+v, %v, %d plugin calls; want a tool error and none", res, err, n)
+	}
+	if res, err, n := call(tools[0], `{"n":3}`); err != nil || res.IsError || n != 1 {
+		t.Errorf("good with good arguments: %+v, %v, %d plugin calls; want it to run once", res, err, n)
+	}
+	res, err, n := call(tools[1], `{}`)
+	if n != 0 || err == nil && !res.IsError {
+		t.Fatalf("bad: %+v, %v, %d plugin calls; want it refused without running", res, err, n)
+	}
+	text := ""
+	if err != nil {
+		text = err.Error()
+	} else {
+		text = res.Content[0].(*mcp.TextContent).Text
+	}
+	if !strings.Contains(text, "not checked") {
+		t.Errorf("bad: %q, want the schema's refusal", text)
+	}
+}

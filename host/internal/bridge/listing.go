@@ -17,6 +17,12 @@ type Limits struct {
 	// templates (each) the plugin may list; the items past it are left out.
 	// 0 means DefaultMaxItems.
 	MaxItems int
+	// Deferred leaves the meta-schema check and the resolution of each
+	// tool's schemas to the tool's first call: for lists this build has
+	// checked whole before (a cached description, whose outputs the
+	// plugin's first activation proves unchanged). Everything else is
+	// checked at once, and the size and nesting of every schema too.
+	Deferred bool
 }
 
 func (l Limits) maxItems() int {

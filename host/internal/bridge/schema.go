@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"reflect"
 	"strconv"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -32,12 +33,37 @@ const (
 type Schema struct {
 	resolved *jsonschema.Resolved
 	root     *node
+
+	// deferred, when set, is the schema as listed, to check and resolve
+	// at its first use (Limits.Deferred); once guards that, and err is
+	// what it found.
+	deferred *deferredSchema
+}
+
+// deferredSchema is a schema whose check and resolution wait for its
+// first use.
+type deferredSchema struct {
+	once   sync.Once
+	raw    json.RawMessage
+	fields map[string]reflect.StructField
+	err    error
 }
 
 // Validate checks v, a decoded JSON value, against the schema. A value
 // whose check could take more work than its budget, or whose errors could
 // take more memory (see node.bound), is refused unchecked.
 func (s *Schema) Validate(v any) error {
+	if d := s.deferred; d != nil {
+		d.once.Do(func() {
+			var built *Schema
+			if built, d.err = build(d.raw, d.fields); d.err == nil {
+				s.resolved, s.root = built.resolved, built.root
+			}
+		})
+		if d.err != nil {
+			return fmt.Errorf("not checked: the schema, checked when its plugin's description was cached, is refused now: %w", d.err)
+		}
+	}
 	if err := s.root.bound(v); err != nil {
 		return fmt.Errorf("not checked: %w", err)
 	}
@@ -48,7 +74,11 @@ func (s *Schema) Validate(v any) error {
 // tools share a schema (often just {"type": "object"}), and a Schema is
 // read-only once built.
 type schemaCache struct {
-	byRaw map[string]*Schema
+	// deferred leaves each schema's check and resolution to its first
+	// use (Limits.Deferred); sizes, nesting and the plugin's total are
+	// still checked at once.
+	deferred bool
+	byRaw    map[string]*Schema
 	// left is how many more subschemas the plugin's schemas may hold.
 	left   int
 	fields map[string]reflect.StructField // schemaFields()
@@ -82,6 +112,22 @@ func (c *schemaCache) compile(raw json.RawMessage) (*Schema, error) {
 			sh.schemas, c.left, maxPluginSchemas)
 	}
 	c.left -= sh.schemas
+	if c.deferred {
+		s := &Schema{deferred: &deferredSchema{raw: raw, fields: c.fields}}
+		c.byRaw[string(raw)] = s
+		return s, nil
+	}
+	s, err := build(raw, c.fields)
+	if err != nil {
+		return nil, err
+	}
+	c.byRaw[string(raw)] = s
+	return s, nil
+}
+
+// build checks raw against its dialect's meta-schema rules, resolves it
+// and bounds what validating against it may cost (see compile).
+func build(raw json.RawMessage, fields map[string]reflect.StructField) (*Schema, error) {
 	var doc any
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return nil, fmt.Errorf("not JSON: %w", err)
@@ -97,7 +143,7 @@ func (c *schemaCache) compile(raw json.RawMessage) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid JSON Schema: %w", err)
 	}
-	root, err := buildGraph(&js, c.fields)
+	root, err := buildGraph(&js, fields)
 	if err != nil {
 		return nil, err
 	}
@@ -106,9 +152,7 @@ func (c *schemaCache) compile(raw json.RawMessage) (*Schema, error) {
 	if err := root.bound(nil); err != nil {
 		return nil, fmt.Errorf("validating even a single value against it %w", err)
 	}
-	s := &Schema{resolved: resolved, root: root}
-	c.byRaw[string(raw)] = s
-	return s, nil
+	return &Schema{resolved: resolved, root: root}, nil
 }
 
 // refuseRemote is the loader jsonschema-go calls for a $ref outside the
