@@ -64,6 +64,16 @@ func TestRunawayCallIsStoppedEitherWay(t *testing.T) {
 			if err != nil || !strings.Contains(string(out), "after") {
 				t.Fatalf("echo after the timeout: %s, %v", out, err)
 			}
+			// The same on a warm instance, which is called without Extism's
+			// CallWithContext (directcall.go).
+			_, err = p.Call(t.Context(), abi.ExportCallTool, []byte(`{"request":{"name":"spin","arguments":{}},"context":{}}`))
+			if !errors.As(err, &ce) || ce.Kind != KindTimeout {
+				t.Fatalf("spin on a warm instance: %v, want a timeout", err)
+			}
+			out, err = p.Call(t.Context(), abi.ExportCallTool, []byte(`{"request":{"name":"echo","arguments":{"text":"after"}},"context":{}}`))
+			if err != nil || !strings.Contains(string(out), "after") {
+				t.Fatalf("echo after the second timeout: %s, %v", out, err)
+			}
 			if said := strings.Contains(log.String(), "running it under wazero's"); said != tc.fallback {
 				t.Errorf("log says it fell back to wazero's checks: %v, want %v:\n%s", said, tc.fallback, log.String())
 			}

@@ -21,6 +21,7 @@ type instance struct {
 	mem    *memories    // nil: wazero's memories
 	output []*logWriter // its WASI stdout and stderr
 	kernel *kernelFuncs // its kernel's functions, kept (kernelfuncs.go)
+	direct *directCall  // its main module and exports, kept (directcall.go)
 }
 
 // flushOutput logs what the instance wrote to stdout and stderr without

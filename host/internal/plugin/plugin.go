@@ -395,7 +395,7 @@ func compile(ctx context.Context, m extism.Manifest, cfg extism.PluginConfig, fu
 			compiled, err = nil, fmt.Errorf("the runtime failed on this module: %v", r)
 		}
 	}()
-	return extism.NewCompiledPlugin(ctx, m, cfg, funcs)
+	return extism.NewCompiledPlugin(withCaptureListeners(ctx), m, cfg, funcs)
 }
 
 // openMounts opens every granted directory as an os.Root, sorted by guest
@@ -512,7 +512,7 @@ func (p *Plugin) newInstance(ctx context.Context, compiled *extism.CompiledPlugi
 	}
 	inst.SetLogger(p.logPlugin)
 	p.instances.Add(1)
-	return &instance{Plugin: inst, mem: mem, output: []*logWriter{out, errw}, kernel: &kernelFuncs{}}, nil
+	return &instance{Plugin: inst, mem: mem, output: []*logWriter{out, errw}, kernel: &kernelFuncs{}, direct: &directCall{}}, nil
 }
 
 // inspect reads the ABI version and the exports from one instance.
@@ -632,7 +632,7 @@ func (p *Plugin) call(ctx context.Context, export string, input []byte) ([]byte,
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
-	rc, out, err := inst.CallWithContext(withKernelFuncs(ctx, inst.kernel), fn, input)
+	rc, out, err := inst.callExport(withKernelFuncs(ctx, inst.kernel), fn, input)
 	inst.flushOutput()
 	if err != nil {
 		// A plugin-reported error leaves the instance usable; anything else
