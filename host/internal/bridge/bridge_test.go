@@ -220,19 +220,19 @@ func TestDeferredSchemasAreCheckedAtFirstUse(t *testing.T) {
 	if len(refused) != 1 || !strings.Contains(refused[0].Error(), "bytes") {
 		t.Errorf("refused %v, want huge refused for its size at once", refused)
 	}
-	call := func(tool Tool, args string) (*mcp.CallToolResult, error, int) {
+	call := func(tool Tool, args string) (*mcp.CallToolResult, int, error) {
 		n := 0
 		req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: tool.MCP.Name, Arguments: json.RawMessage(args)}}
 		res, err := CallTool(context.Background(), countingCaller{`{"content":[{"type":"text","text":"ran"}]}`, &n}, tool, req)
-		return res, err, n
+		return res, n, err
 	}
-	if res, err, n := call(tools[0], `{"n":"three"}`); err != nil || !res.IsError || n != 0 {
+	if res, n, err := call(tools[0], `{"n":"three"}`); err != nil || !res.IsError || n != 0 {
 		t.Errorf("good with bad arguments: %+v, %v, %d plugin calls; want a tool error and none", res, err, n)
 	}
-	if res, err, n := call(tools[0], `{"n":3}`); err != nil || res.IsError || n != 1 {
+	if res, n, err := call(tools[0], `{"n":3}`); err != nil || res.IsError || n != 1 {
 		t.Errorf("good with good arguments: %+v, %v, %d plugin calls; want it to run once", res, err, n)
 	}
-	res, err, n := call(tools[1], `{}`)
+	res, n, err := call(tools[1], `{}`)
 	if n != 0 || err == nil && !res.IsError {
 		t.Fatalf("bad: %+v, %v, %d plugin calls; want it refused without running", res, err, n)
 	}

@@ -335,7 +335,8 @@ func prepare(opts Options) (*preparedModule, error) {
 		opts.instrument = interrupt.Instrument
 	}
 	limits := interrupt.Limits{TableElements: uint32(min(opts.MemoryMB<<20/tableElementBytes, 1<<27))}
-	wasm, hostFuncs, interrupts := opts.Wasm, opts.HostFunctions, interruptsInstrumented
+	var wasm []byte // the module to compile, rewritten below
+	hostFuncs, interrupts := opts.HostFunctions, interruptsInstrumented
 	if instrumented, err := opts.instrument(opts.Wasm, limits); err == nil {
 		wasm = instrumented
 		hostFuncs = append(slices.Clip(hostFuncs), interruptCheck())
