@@ -246,3 +246,39 @@ func TestDeferredSchemasAreCheckedAtFirstUse(t *testing.T) {
 		t.Errorf("bad: %q, want the schema's refusal", text)
 	}
 }
+
+// TestEncodedSchemasKeepTheirBytes: a tool's schemas are kept encoded
+// (encodeSchemas) for tools/list, and the lock file fingerprints the tool
+// as encoded; both must be the bytes the decoded map gave, or every lock
+// file written before would report a rug pull.
+func TestEncodedSchemasKeepTheirBytes(t *testing.T) {
+	for _, schema := range []string{
+		`{"type":"object"}`,
+		`{"type":"object","properties":{"z":{"type":"string","description":"<b>&amp; é ✓ \u2028"},"a":{"type":"number","minimum":1.0,"maximum":1e3}},"required":["z"]}`,
+		`{"type":"object","$defs":{"n":{"type":["integer","null"],"enum":[1,2.5,null]}},"properties":{"n":{"$ref":"#/$defs/n"}}}`,
+	} {
+		raw := `{"name":"t","inputSchema":` + schema + `,"outputSchema":` + schema + `}`
+		var decoded mcp.Tool
+		if err := json.Unmarshal([]byte(raw), &decoded); err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(&decoded)
+		if err != nil {
+			t.Fatal(err)
+		}
+		encoded := decoded
+		if err := encodeSchemas(&encoded); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := encoded.InputSchema.(json.RawMessage); !ok {
+			t.Fatalf("inputSchema kept as %T, want its encoding", encoded.InputSchema)
+		}
+		got, err := json.Marshal(&encoded)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("schema %s:\nencoded %s\nwant    %s", schema, got, want)
+		}
+	}
+}
