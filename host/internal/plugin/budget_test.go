@@ -1,17 +1,13 @@
 package plugin
 
 import (
-	"context"
 	"errors"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/host/internal/hostfn"
 	"github.com/mcphost/mcphost/internal/testutil"
 )
 
@@ -19,17 +15,7 @@ import (
 // at 64 MiB, sharing codes.
 func loadBudgeted(t *testing.T, codes *CodeCache, budget *Budget, name string, wasm []byte, timeout time.Duration) *Plugin {
 	t.Helper()
-	p, err := Load(t.Context(), Options{
-		Name: name, Wasm: wasm, Timeout: timeout, MemoryMB: 64, MaxInstances: 1,
-		MaxOutputBytes: 1 << 20, CacheDir: testutil.CompilationCacheDir(t), Code: codes, Budget: budget,
-		HostFunctions: hostfn.Functions(name, hclog.NewNullLogger(), dropNotifier{}, nil),
-		IdleTimeout:   time.Hour,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close(context.Background()) })
-	return p
+	return loadForSharing(t, Options{Name: name, Wasm: wasm, Code: codes, Budget: budget, Timeout: timeout})
 }
 
 // TestEvictingTheLastInstanceReleasesThePlugin: with room for one

@@ -20,12 +20,20 @@ import (
 // loadShared loads wasm as a plugin named name with config, sharing codes.
 func loadShared(t *testing.T, codes *CodeCache, name string, wasm []byte, config map[string]string) *Plugin {
 	t.Helper()
-	p, err := Load(t.Context(), Options{
-		Name: name, Wasm: wasm, Timeout: time.Minute, MemoryMB: 64, MaxInstances: 1,
-		MaxOutputBytes: 1 << 20, CacheDir: testutil.CompilationCacheDir(t), Config: config, Code: codes,
-		HostFunctions: hostfn.Functions(name, hclog.NewNullLogger(), dropNotifier{}, nil),
-		IdleTimeout:   time.Hour,
-	})
+	return loadForSharing(t, Options{Name: name, Wasm: wasm, Config: config, Code: codes, Timeout: time.Minute})
+}
+
+// loadForSharing loads the plugin of opts (Name, Wasm, Code and the rest
+// the test cares about) with the limits these tests share: 64 MiB, one
+// instance, the test compilation cache, the host functions, an hour's
+// idle timeout; it is closed when the test ends.
+func loadForSharing(t *testing.T, opts Options) *Plugin {
+	t.Helper()
+	opts.MemoryMB, opts.MaxInstances, opts.MaxOutputBytes = 64, 1, 1<<20
+	opts.CacheDir = testutil.CompilationCacheDir(t)
+	opts.HostFunctions = hostfn.Functions(opts.Name, hclog.NewNullLogger(), dropNotifier{}, nil)
+	opts.IdleTimeout = time.Hour
+	p, err := Load(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
