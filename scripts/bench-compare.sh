@@ -35,14 +35,7 @@ echo "== results in $out"
 echo "base: $(git rev-parse --short "$base_rev")  now: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (modified tree)')"
 echo "loadavg: $(cat /proc/loadavg)"
 
-pids=()
-cleanup() {
-	for pid in "${pids[@]}"; do
-		kill -TERM "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
-}
-trap cleanup EXIT
+. scripts/benchlib.sh
 
 echo "== build"
 git archive "$base_rev" | tar -x -C "$out/base"
@@ -83,17 +76,7 @@ if [ "$only" != go ]; then
 		declare -A tport tpid
 		tport=([base]=$port [now]=$((port + 1)) [plain]=$((port + 2)))
 		for v in base now; do
-			cat >"$out/mcphost-$v.toml" <<TOML
-[server]
-name = "mcphost-bench"
-log_level = "warn"
-watch = false
-
-[[plugin]]
-name = "everything"
-path = "$out/everything-$v.wasm"
-timeout = "30s"
-TOML
+			bench_config "$out/mcphost-$v.toml" "$out/everything-$v.wasm"
 			"$out/bin/mcphost-$v" serve --config "$out/mcphost-$v.toml" --http "127.0.0.1:${tport[$v]}" "${flags[@]}" 2>"$out/$v-$mode.log" &
 			tpid[$v]=$!
 		done
@@ -101,19 +84,10 @@ TOML
 		tpid[plain]=$!
 		pids+=("${tpid[@]}")
 		for t in base now plain; do
-			for _ in $(seq 1 300); do
-				if (exec 3<>"/dev/tcp/127.0.0.1/${tport[$t]}") 2>/dev/null; then break; fi
-				kill -0 "${tpid[$t]}" 2>/dev/null || { cat "$out/$t-$mode.log" >&2; exit 1; }
-				sleep 0.1
-			done
+			wait_listening "${tport[$t]}" "${tpid[$t]}" "$out/$t-$mode.log"
 		done
 		for r in $(seq 1 "$rounds"); do
-			case $((r % 3)) in
-			1) order="base now plain" ;;
-			2) order="now plain base" ;;
-			*) order="plain base now" ;;
-			esac
-			for t in $order; do
+			for t in $(rotated $((r - 1)) base now plain); do
 				echo "$mode round $r $t loadavg $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/loadavg.txt"
 				"$out/bin/loadgen" -url "http://127.0.0.1:${tport[$t]}/mcp" -label "$t" -pid "${tpid[$t]}" \
 					-c "$c" -d "$dur" -protocol-version "$version" -json >>"$out/load-$mode.jsonl"

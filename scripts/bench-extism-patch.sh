@@ -28,14 +28,7 @@ mkdir -p "$out/bin"
 echo "== results in $out"
 echo "loadavg: $(cat /proc/loadavg)  commit: $(git rev-parse --short HEAD)"
 
-pids=()
-cleanup() {
-	for pid in "${pids[@]}"; do
-		kill -TERM "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
-}
-trap cleanup EXIT
+. scripts/benchlib.sh
 
 echo "== patching a copy of Extism go-sdk"
 src=$($GO list -m -f '{{.Dir}}' github.com/extism/go-sdk)
@@ -65,17 +58,7 @@ if [ "$only" != go ]; then
 	$GO build -o "$out/bin/loadgen" ./bench/loadgen
 	$GO build -o "$out/bin/nativeserver" ./bench/nativeserver
 	GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 $GO build -buildmode=c-shared -o "$out/everything.wasm" ./plugins/everything
-	cat >"$out/mcphost.toml" <<TOML
-[server]
-name = "mcphost-bench"
-log_level = "warn"
-watch = false
-
-[[plugin]]
-name = "everything"
-path = "$out/everything.wasm"
-timeout = "30s"
-TOML
+	bench_config "$out/mcphost.toml" "$out/everything.wasm"
 	declare -A tport tpid
 	tport=([stock]=$port [patched]=$((port + 1)) [plain]=$((port + 2)))
 	"$out/bin/mcphost" serve --config "$out/mcphost.toml" --http "127.0.0.1:${tport[stock]}" 2>"$out/stock.log" &
@@ -86,19 +69,10 @@ TOML
 	tpid[plain]=$!
 	pids+=("${tpid[@]}")
 	for t in stock patched plain; do
-		for _ in $(seq 1 300); do
-			if (exec 3<>"/dev/tcp/127.0.0.1/${tport[$t]}") 2>/dev/null; then break; fi
-			kill -0 "${tpid[$t]}" 2>/dev/null || { cat "$out/$t.log" >&2; exit 1; }
-			sleep 0.1
-		done
+		wait_listening "${tport[$t]}" "${tpid[$t]}" "$out/$t.log"
 	done
 	for r in $(seq 1 "$rounds"); do
-		case $((r % 3)) in
-		1) order="stock patched plain" ;;
-		2) order="patched plain stock" ;;
-		*) order="plain stock patched" ;;
-		esac
-		for t in $order; do
+		for t in $(rotated $((r - 1)) stock patched plain); do
 			"$out/bin/loadgen" -url "http://127.0.0.1:${tport[$t]}/mcp" -label "$t" -pid "${tpid[$t]}" \
 				-c "$c" -d "$dur" -protocol-version 2025-11-25 -json >>"$out/load.jsonl"
 			tail -1 "$out/load.jsonl"

@@ -43,14 +43,7 @@ port=${BENCH_PORT:-18810}
 out=${BENCH_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/mcphost-bench.XXXXXX")}
 mkdir -p "$out/bin"
 
-pids=()
-cleanup() {
-	for pid in "${pids[@]}"; do
-		kill -TERM "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
-}
-trap cleanup EXIT
+. scripts/benchlib.sh
 
 machine() {
 	echo "date:    $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -101,34 +94,9 @@ if [ "$only" != load ]; then
 	fi
 fi
 
-wait_listening() { # port pid log
-	for _ in $(seq 1 150); do
-		if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-		if ! kill -0 "$2" 2>/dev/null; then
-			echo "bench: server on port $1 exited:" >&2
-			cat "$3" >&2
-			return 1
-		fi
-		sleep 0.1
-	done
-	echo "bench: nothing listening on port $1" >&2
-	return 1
-}
-
 if [ "$only" != go ]; then
 	echo "== Load: $rounds round(s) of ${dur} per target and session count ($cs)"
-	cat >"$out/bench.toml" <<EOF
-# mcphost serving plugins/everything for scripts/bench.sh.
-[server]
-name = "mcphost-bench"
-log_level = "warn"
-watch = false
-
-[[plugin]]
-name = "everything"
-path = "$out/everything.wasm"
-timeout = "30s"
-EOF
+	bench_config "$out/bench.toml" "$out/everything.wasm"
 	: >"$out/load.jsonl"
 	for mode in stateful stateless; do
 		flags=() version=2025-11-25
@@ -147,14 +115,7 @@ EOF
 		done
 		for round in $(seq 1 "$rounds"); do
 			for c in $cs; do
-				# Rotate which target goes first, so that a drift in the
-				# machine's load does not always favour the same one.
-				case $(((round + c) % 3)) in
-				0) order="mcphost plain native" ;;
-				1) order="plain native mcphost" ;;
-				*) order="native mcphost plain" ;;
-				esac
-				for target in $order; do
+				for target in $(rotated $((round + c)) mcphost plain native); do
 					p=${tport[$target]} pid=${tpid[$target]}
 					"$out/bin/loadgen" -url "http://127.0.0.1:$p/mcp" -label "$target" -pid "$pid" \
 						-c "$c" -d "$dur" -protocol-version "$version" -json >>"$out/load.jsonl"
