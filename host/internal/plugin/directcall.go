@@ -29,9 +29,6 @@ import (
 // (v1.7.1), with the export's function and the kernel's kept per instance.
 // The other functions of the module are compiled without listener code.
 
-// directCallKey is the context key of the running instance's directCall.
-type directCallKey struct{}
-
 // directCall is what one instance needs to be called without
 // CallWithContext, captured during its first call. It belongs to one
 // instance and dies with it: an instance is discarded after any call that
@@ -61,8 +58,12 @@ type captureListener struct{}
 
 // Before implements experimental.FunctionListener.
 func (captureListener) Before(ctx context.Context, mod api.Module, def api.FunctionDefinition, _ []uint64, _ experimental.StackIterator) {
-	d, ok := ctx.Value(directCallKey{}).(*directCall)
-	if !ok || d.main != nil || d.calling == "" || !slices.Contains(def.ExportNames(), d.calling) {
+	inst := running(ctx)
+	if inst == nil {
+		return
+	}
+	d := inst.direct
+	if d.main != nil || d.calling == "" || !slices.Contains(def.ExportNames(), d.calling) {
 		return
 	}
 	kernel, ok := ctx.Value(extism.PluginCtxKey("extism")).(api.Module)
@@ -134,10 +135,10 @@ func (inst *instance) kernelCall(ctx context.Context, i int) error {
 
 // callExport runs export on the instance with input: through callDirect
 // once the instance's functions are captured, through Extism's
-// CallWithContext until then. ctx carries the instance's kernelFuncs.
+// CallWithContext until then.
 func (inst *instance) callExport(ctx context.Context, export string, input []byte) (uint32, []byte, error) {
 	d := inst.direct
-	ctx = context.WithValue(ctx, directCallKey{}, d)
+	ctx = withRunning(ctx, inst)
 	if d.ready() {
 		return inst.callDirect(ctx, export, input)
 	}

@@ -82,13 +82,20 @@ type kernelFuncs struct {
 	fns    [len(kernelImportList)]api.Function
 }
 
-// kernelFuncsKey is the context key of the running instance's kernelFuncs.
-type kernelFuncsKey struct{}
+// runningKey is the context key of the instance a call runs on: its
+// kernelFuncs (here) and its directCall (directcall.go) are found through
+// it, one context value per call.
+type runningKey struct{}
 
-// withKernelFuncs returns ctx carrying k, for the calls of the instance k
-// belongs to.
-func withKernelFuncs(ctx context.Context, k *kernelFuncs) context.Context {
-	return context.WithValue(ctx, kernelFuncsKey{}, k)
+// withRunning returns ctx carrying inst, for a call on it.
+func withRunning(ctx context.Context, inst *instance) context.Context {
+	return context.WithValue(ctx, runningKey{}, inst)
+}
+
+// running returns the instance ctx carries, or nil.
+func running(ctx context.Context) *instance {
+	inst, _ := ctx.Value(runningKey{}).(*instance)
+	return inst
 }
 
 // function returns kernel function i of kernel, built once.
@@ -111,8 +118,8 @@ func (k *kernelFuncs) function(kernel api.Module, i int) api.Function {
 // call's error, as Extism's wrapper does. The instance's kernel is the one
 // Extism puts in the context of every call (extism.PluginCtxKey("extism"),
 // which Extism's own wrappers read); the functions are kept in the
-// instance's kernelFuncs when the context carries them (Plugin.call), and
-// looked up each time otherwise (calls at load).
+// instance's kernelFuncs when the context carries the instance
+// (Plugin.call), and looked up each time otherwise (calls at load).
 func kernelImports() []extism.HostFunction {
 	fns := make([]extism.HostFunction, len(kernelImportList))
 	for i, k := range kernelImportList {
@@ -122,8 +129,8 @@ func kernelImports() []extism.HostFunction {
 				panic(fmt.Errorf("%s: no Extism kernel in the call's context", k.name))
 			}
 			var f api.Function
-			if kf, ok := ctx.Value(kernelFuncsKey{}).(*kernelFuncs); ok {
-				f = kf.function(kernel, i)
+			if inst := running(ctx); inst != nil {
+				f = inst.kernel.function(kernel, i)
 			} else {
 				f = kernel.ExportedFunction(k.name)
 			}

@@ -633,7 +633,7 @@ func (p *Plugin) call(ctx context.Context, export string, input []byte) ([]byte,
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
-	rc, out, err := inst.callExport(withKernelFuncs(ctx, inst.kernel), fn, input)
+	rc, out, err := inst.callExport(ctx, fn, input)
 	inst.flushOutput()
 	if err != nil {
 		// A plugin-reported error leaves the instance usable; anything else
