@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// The envelope is decoded in one pass over JSON that json.Valid has
+// The envelope is decoded in one pass over JSON that validJSON has
 // checked once, instead of one json.Unmarshal per layer (envelope,
 // params, arguments), each of which validates its bytes before decoding
 // them. In the Wasm guest that repeated scanning was most of the SDK's own
@@ -19,8 +19,8 @@ import (
 
 // decodeEnvelope decodes input, the JSON the host sent, into in.
 func decodeEnvelope(input []byte, in *envelope) error {
-	if !json.Valid(input) {
-		var v any
+	if !validJSON(input) {
+		var v any // for encoding/json's error, which names what is wrong and where
 		if err := json.Unmarshal(input, &v); err != nil {
 			return err
 		}
