@@ -36,7 +36,7 @@ func (m *module) rewriteExpr(r *reader, out []byte, checks bool) []byte {
 		if checks && run.cur >= straightRun {
 			out = append(out, r.B[flushed:start]...)
 			flushed = start
-			out = m.appendTickCall(out)
+			out = m.appendTick(out)
 			run.cur = 0
 		}
 		run.cur++
@@ -53,7 +53,7 @@ func (m *module) rewriteExpr(r *reader, out []byte, checks bool) []byte {
 			if checks && r.Err == nil {
 				out = append(out, r.B[flushed:r.Pos]...)
 				flushed = r.Pos
-				out = m.appendTickCall(out)
+				out = m.appendTick(out)
 			}
 		case op == 0x05: // else
 			run.elseBranch()

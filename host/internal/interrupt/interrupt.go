@@ -3,9 +3,9 @@
 //
 // Instrument rewrites a module so that every function entry, every loop
 // iteration and every run of straightRun instructions without either
-// calls a small added function, tick, that takes one unit from a
-// budget held in a new mutable global; bulk memory and table operations
-// take more, inline. When the budget runs out the module calls an imported
+// takes one unit from a budget held in a new mutable global, with a check
+// inline (a "tick"); bulk memory and table operations take more. When the
+// budget runs out the module calls an imported
 // host function (ImportModule, ImportName). That function stops the call by
 // trapping when the call's context has ended, and otherwise returns the next
 // budget. Between two such calls the module runs without leaving compiled
@@ -134,10 +134,6 @@ func (m *module) importName() (module, name string) {
 	return ImportModule, ImportName
 }
 
-// tickFunc is the index of the function the rewrite adds, which takes one
-// unit from the budget and calls checkFunc when it is spent.
-func (m *module) tickFunc() uint32 { return m.importedFuncs + 1 + m.definedFuncs }
-
 // funcIndex maps a function index of the original module to the rewritten
 // one: the new import comes after the original imports, so every function
 // defined in the module moves up by one.
@@ -246,8 +242,7 @@ func instrument(b []byte, m module) ([]byte, error) {
 	}
 	emitMissing(len(sectionOrder) + 1)
 	// An undefined index would now reach what the rewrite added: the budget
-	// global, which the module could set to never be checked, or the tick
-	// function.
+	// global, which the module could set to never be checked.
 	if m.globalRefs > m.globals() {
 		return nil, fmt.Errorf("the module names global %d, which it does not define", m.globalRefs-1)
 	}
@@ -310,24 +305,29 @@ func (m *module) rewrite(s section) ([]byte, error) {
 
 // rewriteSection appends what the rewrite adds to the type, import,
 // function, global or code section whose original body is body (nil when
-// the module has none): two types, the import, the tick function and its
-// code, the budget global. The counts in body were read by Instrument.
+// the module has none): the import's type, the import, the budget global
+// (and the kernel's fuel). The function and code sections get nothing: a
+// module without them gets them empty. The counts in body were read by
+// Instrument.
 func (m *module) rewriteSection(id byte, body []byte) ([]byte, error) {
 	r := newReader(body)
 	var count uint32
 	if body != nil {
 		count = r.U32()
 	}
-	added := uint32(1)
-	if id == secType || (id == secGlobal && m.kernel) {
-		added = 2
+	var added uint32
+	switch id {
+	case secType, secImport, secGlobal:
+		added = 1
+		if id == secGlobal && m.kernel {
+			added = 2
+		}
 	}
 	out := wasmbin.AppendU32(nil, count+added)
 	switch id {
 	case secType:
 		out = append(out, body[r.Pos:]...)
 		out = append(out, 0x60, 0x00, 0x01, 0x7f) // func () -> i32
-		out = append(out, 0x60, 0x00, 0x00)       // func () -> ()
 	case secImport:
 		out = append(out, body[r.Pos:]...)
 		module, name := m.importName()
@@ -335,12 +335,10 @@ func (m *module) rewriteSection(id byte, body []byte) ([]byte, error) {
 		out = wasmbin.AppendName(out, name)
 		out = append(out, 0x00)
 		out = wasmbin.AppendU32(out, m.types) // the type appended above
-	case secFunction:
+	case secFunction, secCode:
+		// Unchanged; a code section the module has goes to rewriteCode,
+		// so only a missing one comes here, and is emitted empty.
 		out = append(out, body[r.Pos:]...)
-		out = wasmbin.AppendU32(out, m.types+1)
-	case secCode:
-		// Only when the module has no code section.
-		out = m.appendTick(out)
 	case secGlobal:
 		// The entries were checked by countGlobals; their init expressions
 		// may hold ref.func, whose index moves.
@@ -582,7 +580,7 @@ func (m *module) rewriteCode(b []byte) ([]byte, error) {
 	r := newReader(b)
 	n := r.Count()
 	out := make([]byte, 0, len(b)+len(b)/8)
-	out = wasmbin.AppendU32(out, n+1)
+	out = wasmbin.AppendU32(out, n)
 	var body []byte
 	for i := range n {
 		size := r.U32()
@@ -603,7 +601,7 @@ func (m *module) rewriteCode(b []byte) ([]byte, error) {
 			body = wasmbin.AppendU32(body, m.fuel())
 		}
 		if !startsWithLoop(fr) {
-			body = m.appendTickCall(body) // function entry
+			body = m.appendTick(body) // function entry
 		}
 		body = m.rewriteExpr(fr, body, true)
 		if fr.Err == nil && !fr.Done() {
@@ -615,15 +613,7 @@ func (m *module) rewriteCode(b []byte) ([]byte, error) {
 		out = wasmbin.AppendU32(out, uint32(len(body)))
 		out = append(out, body...)
 	}
-	return m.appendTick(out), r.End()
-}
-
-// appendTick appends the code section entry of the tick function.
-func (m *module) appendTick(out []byte) []byte {
-	body := m.appendCheck([]byte{0x00}, 1) // no locals
-	body = append(body, 0x0b)
-	out = wasmbin.AppendU32(out, uint32(len(body)))
-	return append(out, body...)
+	return out, r.End()
 }
 
 // startsWithLoop reports whether the code at r's position enters a loop
@@ -701,15 +691,12 @@ func (m *module) rewriteCustom(b []byte) []byte {
 	return out
 }
 
-// appendTickCall appends a call of the tick function, which takes one unit
-// from the budget. Function entries and loop heads call it rather than
-// holding the check inline: the Go guest's echo ran 60-75 µs that way and
-// 105-125 µs with the check inline at both (BenchmarkExtismFloor), the
-// inline code making every function larger.
-func (m *module) appendTickCall(out []byte) []byte {
-	out = append(out, 0x10)
-	return wasmbin.AppendU32(out, m.tickFunc())
-}
+// appendTick appends a tick: the check of appendCheck, inline, taking one
+// unit. Until stop 23 a tick was a call of a function the rewrite added;
+// inline, a Go guest's echo hop is 11-12% shorter and a 4 KiB echo 20%
+// (BenchmarkWasmHop, same run, both builds of the rewrite), for a module
+// 3% larger that compiles 5% slower (RATIONALE.md, "Interrupts").
+func (m *module) appendTick(out []byte) []byte { return m.appendCheck(out, 1) }
 
 // appendCheck appends code that takes cost from the budget and calls the
 // host when it is spent:
