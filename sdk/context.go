@@ -35,13 +35,16 @@ type Context struct {
 // left as JSON until a handler asks (Context.Meta, ClientCapabilities).
 type envelope struct {
 	Request json.RawMessage `json:"request,omitempty"`
-	Context struct {
-		ID                 json.RawMessage `json:"id,omitempty"`
-		Meta               json.RawMessage `json:"_meta"`
-		ClientCapabilities json.RawMessage `json:"clientCapabilities,omitempty"`
-		URITemplate        string          `json:"uriTemplate,omitempty"`
-		URIVariables       map[string]any  `json:"uriVariables,omitempty"`
-	} `json:"context"`
+	Context envelopeContext `json:"context"`
+}
+
+// envelopeContext is the envelope's context.
+type envelopeContext struct {
+	ID                 json.RawMessage `json:"id,omitempty"`
+	Meta               json.RawMessage `json:"_meta"`
+	ClientCapabilities json.RawMessage `json:"clientCapabilities,omitempty"`
+	URITemplate        string          `json:"uriTemplate,omitempty"`
+	URIVariables       map[string]any  `json:"uriVariables,omitempty"`
 }
 
 func newContext(in *envelope) *Context {

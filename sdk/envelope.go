@@ -26,30 +26,43 @@ func decodeEnvelope(input []byte, in *envelope) error {
 		}
 		return errors.New("invalid JSON")
 	}
-	return eachMember(input, "input", func(key string, val []byte) error {
+	m, err := objectMembers(input, "input")
+	for err == nil && m.next() {
 		switch {
-		case strings.EqualFold(key, "request"):
-			in.Request = val
-		case strings.EqualFold(key, "context"):
-			return eachMember(val, "context", func(key string, val []byte) error {
-				c := &in.Context
-				switch {
-				case strings.EqualFold(key, "id"):
-					c.ID = val
-				case strings.EqualFold(key, "_meta"):
-					c.Meta = val
-				case strings.EqualFold(key, "clientCapabilities"):
-					c.ClientCapabilities = val
-				case strings.EqualFold(key, "uriTemplate"):
-					return jsonString(val, "context.uriTemplate", &c.URITemplate)
-				case strings.EqualFold(key, "uriVariables"):
-					return jsonInto(val, "context.uriVariables", &c.URIVariables)
-				}
-				return nil
-			})
+		case m.key.is("request"):
+			in.Request = m.val
+		case m.key.is("context"):
+			err = decodeContext(m.val, &in.Context)
 		}
-		return nil
-	})
+	}
+	return err
+}
+
+// decodeContext decodes val, the envelope's context, into c.
+func decodeContext(val []byte, c *envelopeContext) error {
+	m, err := objectMembers(val, "context")
+	for err == nil && m.next() {
+		switch {
+		case m.key.is("id"):
+			c.ID = m.val
+		case m.key.is("_meta"):
+			c.Meta = m.val
+		case m.key.is("clientCapabilities"):
+			c.ClientCapabilities = m.val
+		case m.key.is("uriTemplate"):
+			// Decoded into a variable of its own, here and below: a pointer
+			// into c that reached encoding/json would move c, and so every
+			// envelope, to the heap.
+			t := c.URITemplate
+			err = jsonString(m.val, "context.uriTemplate", &t)
+			c.URITemplate = t
+		case m.key.is("uriVariables"):
+			vars := c.URIVariables
+			err = jsonInto(m.val, "context.uriVariables", &vars)
+			c.URIVariables = vars
+		}
+	}
+	return err
 }
 
 // toolCallParams are the params of call_tool as the SDK uses them: the
@@ -65,21 +78,22 @@ type toolCallParams struct {
 // decodeToolCall decodes req, the request of a call_tool envelope that
 // decodeEnvelope has accepted (so valid JSON), into p.
 func decodeToolCall(req json.RawMessage, p *toolCallParams) error {
-	return eachMember(req, "request", func(key string, val []byte) error {
+	m, err := objectMembers(req, "request")
+	for err == nil && m.next() {
 		switch {
-		case strings.EqualFold(key, "name"):
-			return jsonString(val, "name", &p.Name)
-		case strings.EqualFold(key, "arguments"):
-			p.Arguments = val
-		case strings.EqualFold(key, "_meta"):
-			p.Meta = val
-		case strings.EqualFold(key, "inputResponses"):
-			return jsonInto(val, "inputResponses", &p.InputResponses)
-		case strings.EqualFold(key, "requestState"):
-			return jsonString(val, "requestState", &p.RequestState)
+		case m.key.is("name"):
+			err = jsonString(m.val, "name", &p.Name)
+		case m.key.is("arguments"):
+			p.Arguments = m.val
+		case m.key.is("_meta"):
+			p.Meta = m.val
+		case m.key.is("inputResponses"):
+			err = jsonInto(m.val, "inputResponses", &p.InputResponses)
+		case m.key.is("requestState"):
+			err = jsonString(m.val, "requestState", &p.RequestState)
 		}
-		return nil
-	})
+	}
+	return err
 }
 
 func isNull(val []byte) bool { return string(val) == "null" }
@@ -107,42 +121,91 @@ func jsonInto(val []byte, what string, v any) error {
 	return nil
 }
 
-// eachMember calls fn with each member of obj, a valid JSON value: the key
-// unquoted and the value's bytes. null is an object without members; any
-// other value that is not an object is an error naming what.
-func eachMember(obj []byte, what string, fn func(key string, val []byte) error) error {
+// members iterates over the members of a JSON object that is valid JSON,
+// without allocating (in the Wasm guest, a string per key and a closure
+// per object were most of what decoding an envelope allocated).
+type members struct {
+	obj []byte
+	i   int // where the next member starts; -1 after the last
+	key jsonKey
+	val []byte
+}
+
+// objectMembers returns an iteration over the members of obj, a valid
+// JSON value: null is an object without members; any other value that is
+// not an object is an error naming what.
+func objectMembers(obj []byte, what string) (members, error) {
 	i := skipSpace(obj, 0)
 	if i < len(obj) && obj[i] == 'n' {
-		return nil
+		return members{i: -1}, nil
 	}
 	if i >= len(obj) || obj[i] != '{' {
-		return errors.New(what + " is not a JSON object")
+		return members{i: -1}, errors.New(what + " is not a JSON object")
 	}
 	i = skipSpace(obj, i+1)
 	if obj[i] == '}' {
-		return nil
+		i = -1
 	}
-	for {
-		kEnd := skipValue(obj, i)
-		key := obj[i:kEnd]
-		var k string
-		if bytes.IndexByte(key, '\\') < 0 && utf8.Valid(key) {
-			k = string(key[1 : len(key)-1])
-		} else if err := json.Unmarshal(key, &k); err != nil {
-			return err
-		}
-		i = skipSpace(obj, kEnd)
-		i = skipSpace(obj, i+1) // the colon
-		vEnd := skipValue(obj, i)
-		if err := fn(k, obj[i:vEnd]); err != nil {
-			return err
-		}
-		i = skipSpace(obj, vEnd)
-		if obj[i] == '}' {
-			return nil
-		}
-		i = skipSpace(obj, i+1) // the comma
+	return members{obj: obj, i: i}, nil
+}
+
+// next moves to the next member, its key in m.key and its value's bytes
+// in m.val, and reports whether there was one.
+func (m *members) next() bool {
+	if m.i < 0 {
+		return false
 	}
+	obj, i := m.obj, m.i
+	kEnd := skipString(obj, i)
+	m.key = jsonKey(obj[i:kEnd])
+	i = skipSpace(obj, kEnd)
+	i = skipSpace(obj, i+1) // the colon
+	vEnd := skipValue(obj, i)
+	m.val = obj[i:vEnd]
+	i = skipSpace(obj, vEnd)
+	if obj[i] == '}' {
+		m.i = -1
+	} else {
+		m.i = skipSpace(obj, i+1) // the comma
+	}
+	return true
+}
+
+// jsonKey is an object key as the JSON text has it, quotes and escapes
+// included.
+type jsonKey []byte
+
+// is reports whether k matches name, a field name of printable ASCII, as
+// encoding/json matches keys to fields (case-insensitively,
+// strings.EqualFold): byte by byte when k is plain ASCII, which is what a
+// host sends; decoded first otherwise.
+func (k jsonKey) is(name string) bool {
+	key := k[1 : len(k)-1]
+	for _, c := range key {
+		if c >= 0x80 || c == '\\' {
+			var s string
+			if json.Unmarshal(k, &s) != nil {
+				return false
+			}
+			return strings.EqualFold(s, name)
+		}
+	}
+	if len(key) != len(name) {
+		return false
+	}
+	for i := range len(key) {
+		a, b := key[i], name[i]
+		if a >= 'A' && a <= 'Z' {
+			a += 'a' - 'A'
+		}
+		if b >= 'A' && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		if a != b {
+			return false
+		}
+	}
+	return true
 }
 
 // skipSpace returns the index of the first byte at or after i that is not
