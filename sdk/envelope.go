@@ -81,16 +81,23 @@ func decodeToolCall(req json.RawMessage, p *toolCallParams) error {
 	m, err := objectMembers(req, "request")
 	for err == nil && m.next() {
 		switch {
+		// Decoded into variables of their own, as in decodeContext.
 		case m.key.is("name"):
-			err = jsonString(m.val, "name", &p.Name)
+			name := p.Name
+			err = jsonString(m.val, "name", &name)
+			p.Name = name
 		case m.key.is("arguments"):
 			p.Arguments = m.val
 		case m.key.is("_meta"):
 			p.Meta = m.val
 		case m.key.is("inputResponses"):
-			err = jsonInto(m.val, "inputResponses", &p.InputResponses)
+			responses := p.InputResponses
+			err = jsonInto(m.val, "inputResponses", &responses)
+			p.InputResponses = responses
 		case m.key.is("requestState"):
-			err = jsonString(m.val, "requestState", &p.RequestState)
+			state := p.RequestState
+			err = jsonString(m.val, "requestState", &state)
+			p.RequestState = state
 		}
 	}
 	return err
