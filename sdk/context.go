@@ -7,7 +7,8 @@ import (
 )
 
 // Context describes the client request a handler serves. It is valid only
-// during the handler's call.
+// during the handler's call: the SDK reuses it for the next call, so a
+// handler must not keep it (or hand it to a goroutine) past its return.
 //
 // The request's _meta and the client's capabilities are decoded only when a
 // handler asks for them: in a stateless (2026-07-28) request they are most
@@ -47,8 +48,12 @@ type envelopeContext struct {
 	URIVariables       map[string]any  `json:"uriVariables,omitempty"`
 }
 
-func newContext(in *envelope) *Context {
-	return &Context{id: in.Context.ID, metaJSON: in.Context.Meta, capsJSON: in.Context.ClientCapabilities,
+// reset makes c the context of the call whose envelope is in. A registry
+// keeps one Context for all its calls, which run one at a time: a Context
+// is valid only during its handler's call, and in the Wasm guest an
+// allocation per call is dear.
+func (c *Context) reset(in *envelope) {
+	*c = Context{id: in.Context.ID, metaJSON: in.Context.Meta, capsJSON: in.Context.ClientCapabilities,
 		hostTemplate: in.Context.URITemplate, hostVars: in.Context.URIVariables}
 }
 

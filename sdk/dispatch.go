@@ -26,7 +26,8 @@ func (r *registry) dispatch(export string, input []byte) (out []byte, perr *abi.
 			return nil, invalidParams("malformed input: " + err.Error())
 		}
 	}
-	ctx := newContext(&in)
+	ctx := &r.ctx
+	ctx.reset(&in)
 	var res any
 	switch export {
 	case abi.ExportListTools:

@@ -70,6 +70,8 @@ type registry struct {
 	promptIndex map[string]*prompt
 
 	complete CompletionHandler
+
+	ctx Context // the context of the call being dispatched
 }
 
 func newRegistry() *registry {

@@ -351,3 +351,32 @@ func TestContextFromParams(t *testing.T) {
 		t.Errorf("context = %+v", got)
 	}
 }
+
+// TestContextIsResetBetweenCalls: the SDK reuses one Context for all calls,
+// so nothing of a call's context (its _meta, decoded or not, capabilities,
+// answers, state) may reach the next call's handler.
+func TestContextIsResetBetweenCalls(t *testing.T) {
+	r := newRegistry()
+	type seen struct {
+		id            string
+		meta, caps    map[string]any
+		responses     map[string]json.RawMessage
+		state         string
+		progressToken any
+	}
+	var got []seen
+	r.addTool(abi.Tool{Name: "t"}, func(ctx *Context, _ json.RawMessage) (*abi.CallToolResult, error) {
+		got = append(got, seen{string(ctx.RequestID()), ctx.Meta(), ctx.ClientCapabilities(),
+			ctx.InputResponses(), ctx.RequestState(), ctx.ProgressToken()})
+		return nil, nil
+	})
+	call(t, r, abi.ExportCallTool, `{"request":{"name":"t","inputResponses":{"q":{"action":"accept"}},"requestState":"st"},"context":{"id":1,"_meta":{"progressToken":5},"clientCapabilities":{"sampling":{}}}}`)
+	call(t, r, abi.ExportCallTool, `{"request":{"name":"t"},"context":{}}`)
+	if len(got) != 2 || got[0].progressToken != float64(5) || got[0].caps["sampling"] == nil {
+		t.Fatalf("first call saw %+v", got)
+	}
+	if second := got[1]; second.id != "" || second.meta != nil || second.caps != nil || second.responses != nil ||
+		second.state != "" || second.progressToken != nil {
+		t.Errorf("second call saw the first call's context: %+v", second)
+	}
+}
