@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/internal/eventstore"
 )
 
 // MCPPath is where the Streamable HTTP transport serves MCP.
@@ -32,8 +34,10 @@ func (h *Host) HTTPHandler(listenAddr string) http.Handler {
 	}
 	if !opts.Stateless {
 		// Lets a client resume a stream the server closed (SEP-1699), or
-		// one its network dropped, without losing the response.
-		opts.EventStore = mcp.NewMemoryEventStore(nil)
+		// one its network dropped, without losing the response. Not
+		// go-sdk's MemoryEventStore, which keeps an entry for every call a
+		// session ever made (RATIONALE.md, "The event store").
+		opts.EventStore = eventstore.New()
 	}
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server }, opts)
 	mux := http.NewServeMux()

@@ -1,0 +1,78 @@
+package host_test
+
+import (
+	"bufio"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/internal/testutil"
+)
+
+// TestAStreamIsReplayedAfterItsLastEventID: a client that lost a stream
+// gets its events again from the one after the Last-Event-ID it names
+// (Streamable HTTP resumption), from the host's event store: after a
+// tools/call has been answered, a GET naming the call's priming event
+// brings back the result.
+func TestAStreamIsReplayedAfterItsLastEventID(t *testing.T) {
+	everything := testutil.GoPlugin(t, "plugins/everything")
+	endpoint, _ := httpHost(t, "[server]\nwatch = false\n[[plugin]]\nname = \"everything\"\npath = \""+everything+"\"\n")
+	wire := &wireRecorder{}
+	var sessionID atomic.Value // string
+	httpClient := &http.Client{Transport: roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		resp, err := wire.RoundTrip(req)
+		if err == nil && resp.Header.Get("Mcp-Session-Id") != "" {
+			sessionID.Store(resp.Header.Get("Mcp-Session-Id"))
+		}
+		return resp, err
+	})}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "resume", Version: "1"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: httpClient},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	wire.take()
+	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "replay me"}}); err != nil {
+		t.Fatal(err)
+	}
+	ids := regexp.MustCompile(`(?m)^id: (\S+)$`).FindAllStringSubmatch(wire.take(), -1)
+	if len(ids) < 2 {
+		t.Fatalf("the call's stream had %d event ids, want a priming event and the result", len(ids))
+	}
+
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, endpoint, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sessionID.Load().(string))
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Last-Event-ID", ids[0][1])
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET with Last-Event-ID %s: status %s", ids[0][1], resp.Status)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if line := sc.Text(); strings.HasPrefix(line, "data:") && strings.Contains(line, "replay me") {
+			return
+		}
+	}
+	t.Fatalf("the replayed stream ended (%v) without the call's result", sc.Err())
+}
+
+// roundTripFunc is an http.RoundTripper of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+// RoundTrip implements http.RoundTripper.
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
