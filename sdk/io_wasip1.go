@@ -1,3 +1,5 @@
+//go:build !mcphost_kernel_io
+
 package sdk
 
 import (
@@ -10,7 +12,9 @@ import (
 // the input into the plugin's own memory, output_write sets the output
 // from it (module extism:host/user, ABI.md §7, draft 7). Through Extism's
 // kernel they took one call per 8 bytes (input_load_u64; alloc, store_u64
-// and output_set), ~35 calls for a 275-byte envelope.
+// and output_set), ~35 calls for a 275-byte envelope; -tags
+// mcphost_kernel_io still builds that way (kernel_io_wasip1.go), for hosts
+// before draft 7.
 
 //go:wasmimport extism:host/env input_length
 func kernelInputLength() uint64
