@@ -106,15 +106,12 @@ func loadBulkIO(t *testing.T, plugin testutil.WATPlugin) (*Plugin, error) {
 // or the plugin's memory traps with an error naming the function and the
 // range, an output over the cap ends the call as KindOutputTooLarge, the
 // last of output_write and output_set sets the output, and nothing one
-// call wrote reaches the next.
+// call wrote reaches the next; on a fresh instance (Extism's
+// CallWithContext) and a warm one (callDirect) alike.
 func TestInputReadOutputWrite(t *testing.T) {
 	p, err := loadBulkIO(t, bulkIOPlugin)
 	if err != nil {
 		t.Fatal(err)
-	}
-	call := func(input string) (string, error) {
-		out, err := p.Call(t.Context(), abi.ExportCallTool, []byte(input))
-		return string(out), err
 	}
 	for _, tc := range []struct {
 		input, out string
@@ -139,30 +136,71 @@ func TestInputReadOutputWrite(t *testing.T) {
 		{input: "trap after output_write", kind: KindTrap, errHas: []string{"unreachable"}},
 		{input: "e" + strings.Repeat("x", 1024), kind: KindOutputTooLarge, errHas: []string{"output of 1025 bytes exceeds the cap of 1024 bytes"}},
 	} {
-		t.Run(tc.input[:min(len(tc.input), 24)], func(t *testing.T) {
-			out, err := call(tc.input)
-			if tc.kind == "" {
-				if err != nil || out != tc.out {
-					t.Fatalf("= %q, %v; want %q", out, err, tc.out)
-				}
-			} else {
-				var ce *CallError
-				if !errors.As(err, &ce) || ce.Kind != tc.kind || out != "" {
-					t.Fatalf("= %q, %v; want a %s error", out, err, tc.kind)
-				}
-				t.Log(err)
-				for _, s := range tc.errHas {
-					if !strings.Contains(err.Error(), s) {
-						t.Errorf("error %q does not say %q", err, s)
-					}
-				}
+		for _, fresh := range []bool{true, false} {
+			name := tc.input[:min(len(tc.input), 24)] + map[bool]string{true: "/fresh", false: "/warm"}[fresh]
+			t.Run(name, func(t *testing.T) {
+				checkBulkIO(t, p, fresh, tc.input, tc.out, tc.kind, tc.errHas)
+			})
+		}
+	}
+}
+
+// checkBulkIO calls p (one instance) with input on a fresh instance (its
+// first call, through Extism's CallWithContext) or a warm one (through
+// callDirect), and checks the output, or the error's kind and text; then
+// that the next call sees nothing of it.
+func checkBulkIO(t *testing.T, p *Plugin, fresh bool, input, wantOut string, kind Kind, errHas []string) {
+	t.Helper()
+	call := func(input string) (string, error) {
+		out, err := p.Call(t.Context(), abi.ExportCallTool, []byte(input))
+		return string(out), err
+	}
+	pool := p.act.pool
+	inst, err := pool.get(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fresh {
+		pool.put(inst, false) // replaced: the next get makes a new one
+	} else if !inst.direct.ready() {
+		pool.put(inst, true)
+		if _, err := call("z"); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		pool.put(inst, true)
+	}
+	inst, err = pool.get(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct := inst.direct.ready()
+	pool.put(inst, true)
+	if direct == fresh {
+		t.Fatalf("the instance is called directly: %v, want %v", direct, !fresh)
+	}
+
+	out, err := call(input)
+	if kind == "" {
+		if err != nil || out != wantOut {
+			t.Fatalf("= %q, %v; want %q", out, err, wantOut)
+		}
+	} else {
+		var ce *CallError
+		if !errors.As(err, &ce) || ce.Kind != kind || out != "" {
+			t.Fatalf("= %q, %v; want a %s error", out, err, kind)
+		}
+		t.Log(err)
+		for _, s := range errHas {
+			if !strings.Contains(err.Error(), s) {
+				t.Errorf("error %q does not say %q", err, s)
 			}
-			// The next call on the (same or replacement) instance sets no
-			// output: nothing of this one's reaches it.
-			if out, err := call("z"); err != nil || out != "" {
-				t.Fatalf("next call: %q, %v; want no output", out, err)
-			}
-		})
+		}
+	}
+	// The next call on the (same or replacement) instance sets no output:
+	// nothing of this one's reaches it.
+	if out, err := call("z"); err != nil || out != "" {
+		t.Fatalf("next call: %q, %v; want no output", out, err)
 	}
 }
 
