@@ -167,9 +167,11 @@ func (inst *instance) callExport(ctx context.Context, export string, input []byt
 
 // callDirect is Extism go-sdk v1.7.1's Plugin.CallWithContext with the
 // instance's kept functions, in the same order and with the same results
-// and errors. Two differences: the input is set under the call's context
+// and errors. Three differences: the input is set under the call's context
 // (Extism uses context.Background, so that its three kernel calls escape
-// the deadline), and Extism's debug line "Calling function" is not logged.
+// the deadline), Extism's debug line "Calling function" is not logged, and
+// an output set last by output_write (bulkio.go) is returned without
+// reading Extism's.
 // Extism's tracing (traceCtx) is not reproduced: mcphost never sets an
 // observe adapter.
 func (inst *instance) callDirect(ctx context.Context, name string, data []byte) (uint32, []byte, error) {
