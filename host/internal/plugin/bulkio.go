@@ -122,11 +122,17 @@ func (inst *instance) beginIO(input []byte) func() {
 	return func() { inst.io = callIO{} }
 }
 
-// writtenOutput returns, for a call that ended without error, out replaced
-// by what output_write set, when it set the output last.
-func (inst *instance) writtenOutput(out []byte) []byte {
-	if inst.io.written {
+// writtenOutput returns the output of a call that ended with err and
+// Extism's output out: out when output_write did not set the output last;
+// else what it set, or none when the call failed (callers drop the output
+// of a failed call; both call paths return the same).
+func (inst *instance) writtenOutput(out []byte, err error) []byte {
+	switch {
+	case !inst.io.written:
+		return out
+	case err != nil:
+		return []byte{}
+	default:
 		return inst.io.output
 	}
-	return out
 }

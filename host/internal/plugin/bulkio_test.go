@@ -68,6 +68,12 @@ var bulkIOPlugin = testutil.WATPlugin{
       (call $input_read (global.get $FREE) (i64.const 0) (local.get $n))
       (call $output_write (global.get $FREE) (local.get $n))
       (unreachable)))
+    ;; r: an output, then an error the plugin reports (the input's text)
+    (if (call $is (i32.const 0x72)) (then
+      (call $input_read (global.get $FREE) (i64.const 0) (local.get $n))
+      (call $output_write (global.get $FREE) (local.get $n))
+      (call $err (global.get $FREE) (local.get $n))
+      (return (i32.const 1))))
     ;; 2: two outputs, the second wins
     (if (call $is (i32.const 0x32)) (then
       (call $input_read (global.get $FREE) (i64.const 0) (local.get $n))
@@ -134,6 +140,7 @@ func TestInputReadOutputWrite(t *testing.T) {
 		{input: "Write at -1", kind: KindTrap, errHas: []string{"output_write: source [4294967295, 4294967295+2) is outside"}},
 		{input: "cap", kind: KindOutputTooLarge, errHas: []string{"output of 2048 bytes exceeds the cap of 1024 bytes (max_output_kb)"}},
 		{input: "trap after output_write", kind: KindTrap, errHas: []string{"unreachable"}},
+		{input: "reported error after output_write", kind: KindPluginError, errHas: []string{"reported error after output_write"}},
 		{input: "e" + strings.Repeat("x", 1024), kind: KindOutputTooLarge, errHas: []string{"output of 1025 bytes exceeds the cap of 1024 bytes"}},
 	} {
 		for _, fresh := range []bool{true, false} {

@@ -159,10 +159,7 @@ func (inst *instance) callExport(ctx context.Context, export string, input []byt
 	d.calling = export
 	defer func() { d.calling = calling }()
 	rc, out, err := inst.CallWithContext(ctx, export, input)
-	if err == nil {
-		out = inst.writtenOutput(out)
-	}
-	return rc, out, err
+	return rc, inst.writtenOutput(out, err), err
 }
 
 // callDirect is Extism go-sdk v1.7.1's Plugin.CallWithContext with the
@@ -254,7 +251,7 @@ func (inst *instance) callDirect(ctx context.Context, name string, data []byte) 
 
 	if inst.io.written {
 		// output_write set the output last: Extism's is not read.
-		return rc, inst.io.output, returnErr
+		return rc, inst.writtenOutput(nil, returnErr), returnErr
 	}
 
 	// GetOutputWithContext: output_offset, output_length, a copy.
