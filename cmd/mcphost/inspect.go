@@ -56,6 +56,8 @@ var importNeeds = map[string]string{
 	"wasi_snapshot_preview1.sock_accept":      "sockets: none are given",
 	"extism:host/user.notify_progress":        "",
 	"extism:host/user.notify_logging_message": "",
+	"extism:host/user.input_read":             "",
+	"extism:host/user.output_write":           "",
 }
 
 // providedModules are the import modules the host satisfies.

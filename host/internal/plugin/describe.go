@@ -150,7 +150,7 @@ func (p *Plugin) checkDescribed(ctx context.Context, a *activation) error {
 	}
 	for _, c := range d.Lists {
 		callCtx, cancel := context.WithTimeout(ctx, p.timeout)
-		_, out, err := inst.CallWithContext(callCtx, c.Export, c.Input)
+		_, out, err := inst.callExport(callCtx, c.Export, c.Input)
 		cancel()
 		inst.flushOutput()
 		if err != nil {

@@ -10,6 +10,8 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/mcphost/mcphost/abi"
 )
 
 // Extism's Plugin.CallWithContext builds a new function (a call engine with
@@ -80,8 +82,10 @@ func (captureListener) After(context.Context, api.Module, api.FunctionDefinition
 func (captureListener) Abort(context.Context, api.Module, api.FunctionDefinition, error) {}
 
 // listenedExports are the exports that get a listener: every name
-// Plugin.call may call (after compat.go's adapt).
-var listenedExports = append(slices.Clip(exportNames), v1Describe, v1Call)
+// Plugin.call may call (after compat.go's adapt), and the version export
+// probe calls (so that input_read and output_write reach the plugin's
+// memory in every call the host makes).
+var listenedExports = append(slices.Clip(exportNames), v1Describe, v1Call, abi.VersionExport)
 
 // captureFactory puts a captureListener on the functions exported under a
 // name of listenedExports, and none on any other function (wazero then
@@ -113,6 +117,7 @@ var (
 	kernelLength       = kernelIndex("length")
 	kernelOutputOffset = kernelIndex("output_offset")
 	kernelOutputLength = kernelIndex("output_length")
+	kernelOutputSet    = kernelIndex("output_set")
 )
 
 func kernelIndex(name string) int {
@@ -135,24 +140,35 @@ func (inst *instance) kernelCall(ctx context.Context, i int) error {
 
 // callExport runs export on the instance with input: through callDirect
 // once the instance's functions are captured, through Extism's
-// CallWithContext until then.
+// CallWithContext until then. Every call the host makes of a plugin's
+// export goes through it: input_read and output_write (bulkio.go) work
+// only there. The output is what output_write set, when it set it last.
 func (inst *instance) callExport(ctx context.Context, export string, input []byte) (uint32, []byte, error) {
 	d := inst.direct
 	ctx = withRunning(ctx, inst)
+	if inst.io.active {
+		// A host function calling back into the instance (none does): the
+		// outer call's input and output stay as they are.
+		return 1, []byte{}, fmt.Errorf("%s: the instance is already running a call", export)
+	}
+	defer inst.beginIO(input)()
 	if d.ready() {
 		return inst.callDirect(ctx, export, input)
 	}
 	calling := d.calling
 	d.calling = export
 	defer func() { d.calling = calling }()
-	return inst.CallWithContext(ctx, export, input)
+	rc, out, err := inst.CallWithContext(ctx, export, input)
+	return rc, inst.writtenOutput(out, err), err
 }
 
 // callDirect is Extism go-sdk v1.7.1's Plugin.CallWithContext with the
 // instance's kept functions, in the same order and with the same results
-// and errors. Two differences: the input is set under the call's context
+// and errors. Three differences: the input is set under the call's context
 // (Extism uses context.Background, so that its three kernel calls escape
-// the deadline), and Extism's debug line "Calling function" is not logged.
+// the deadline), Extism's debug line "Calling function" is not logged, and
+// an output set last by output_write (bulkio.go) is returned without
+// reading Extism's.
 // Extism's tracing (traceCtx) is not reproduced: mcphost never sets an
 // observe adapter.
 func (inst *instance) callDirect(ctx context.Context, name string, data []byte) (uint32, []byte, error) {
@@ -231,6 +247,11 @@ func (inst *instance) callDirect(ctx context.Context, name string, data []byte) 
 				returnErr = errors.New(string(msg))
 			}
 		}
+	}
+
+	if inst.io.written {
+		// output_write set the output last: Extism's is not read.
+		return rc, inst.writtenOutput(nil, returnErr), returnErr
 	}
 
 	// GetOutputWithContext: output_offset, output_length, a copy.

@@ -131,6 +131,9 @@ func kernelImports() []extism.HostFunction {
 			var f api.Function
 			if inst := running(ctx); inst != nil {
 				f = inst.kernel.function(kernel, i)
+				if i == kernelOutputSet {
+					inst.io.written, inst.io.output = false, nil // output_set sets it last
+				}
 			} else {
 				f = kernel.ExportedFunction(k.name)
 			}

@@ -368,6 +368,7 @@ func prepare(opts Options) (*preparedModule, error) {
 		hostFuncs = append(slices.Clip(hostFuncs), refuseExtismHTTP())
 	}
 	hostFuncs = append(slices.Clip(hostFuncs), kernelImports()...)
+	hostFuncs = append(hostFuncs, bulkIOFunctions()...)
 
 	// On Linux each memory is an mmap reservation of its cap (memory.go,
 	// passed to every instantiation). Where that is not available,
@@ -513,7 +514,7 @@ func (p *Plugin) newInstance(ctx context.Context, compiled *extism.CompiledPlugi
 	}
 	inst.SetLogger(p.logPlugin)
 	p.instances.Add(1)
-	return &instance{Plugin: inst, mem: mem, output: []*logWriter{out, errw}, kernel: &kernelFuncs{}, direct: &directCall{}}, nil
+	return &instance{Plugin: inst, mem: mem, output: []*logWriter{out, errw}, kernel: &kernelFuncs{}, direct: &directCall{}, maxOutput: p.maxOutputBytes}, nil
 }
 
 // inspect reads the ABI version and the exports from one instance.
@@ -558,7 +559,7 @@ func (p *Plugin) probe(ctx context.Context, inst *instance) (Flavor, map[string]
 		return flavor, exports, abi.Version, nil
 	}
 	callCtx, cancel := context.WithTimeout(ctx, p.timeout)
-	version, _, err := inst.CallWithContext(callCtx, abi.VersionExport, nil)
+	version, _, err := inst.callExport(callCtx, abi.VersionExport, nil)
 	cancel()
 	inst.flushOutput()
 	if err != nil {
@@ -635,6 +636,13 @@ func (p *Plugin) call(ctx context.Context, export string, input []byte) ([]byte,
 	defer cancel()
 	rc, out, err := inst.callExport(ctx, fn, input)
 	inst.flushOutput()
+	var tooLarge *outputTooLargeError
+	if errors.As(err, &tooLarge) {
+		// output_write was asked for an output over the cap: the call
+		// ended there, as one with such an output ends here.
+		pool.put(inst, false)
+		return nil, &CallError{Plugin: p.name, Export: export, Kind: KindOutputTooLarge, Err: tooLarge}
+	}
 	if err != nil {
 		// A plugin-reported error leaves the instance usable; anything else
 		// (trap, exit, interrupt) leaves it in an unknown state.

@@ -244,8 +244,12 @@ func extismInstance(b *testing.B, wasm []byte, mode interruptMode, funcs []extis
 // wazero-checks is what wazero 1.12 costs (it calls into Go at every loop
 // back-edge of the guest, wazero issue #2466), instrumented what mcphost
 // does instead, unstoppable the floor.
+//
+// The plugin is built with -tags mcphost_kernel_io: input_read and
+// output_write need the host's call state, which Extism alone does not
+// keep, so the guest moves its input and output through the kernel here.
 func BenchmarkExtismFloor(b *testing.B) {
-	wasm, err := os.ReadFile(testutil.GoPlugin(b, "plugins/everything"))
+	wasm, err := os.ReadFile(testutil.GoPlugin(b, "plugins/everything", "mcphost_kernel_io"))
 	if err != nil {
 		b.Fatal(err)
 	}

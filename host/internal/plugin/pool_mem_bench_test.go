@@ -61,7 +61,7 @@ func BenchmarkIdleInstanceMemory(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, _, err := inst.CallWithContext(ctx, abi.ExportCallTool, input); err != nil {
+			if _, _, err := inst.callExport(ctx, abi.ExportCallTool, input); err != nil {
 				b.Fatal(err)
 			}
 			held = append(held, inst)

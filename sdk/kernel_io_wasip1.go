@@ -1,3 +1,5 @@
+//go:build mcphost_kernel_io
+
 package sdk
 
 import (
@@ -6,6 +8,12 @@ import (
 	"github.com/extism/go-pdk"
 )
 
+// Built with -tags mcphost_kernel_io, the SDK moves a call's input and
+// output through Extism's kernel, as before ABI draft 7: a plugin that
+// loads on a host without input_read and output_write, one call per 8
+// bytes (BenchmarkExtismFloor, which calls a plugin through Extism alone,
+// builds plugins/everything so).
+//
 // The Extism kernel functions the SDK calls itself, to move a call's input
 // and output in 8-byte words only. go-pdk moves the last len%8 bytes one
 // at a time, and each of those is a call into Extism's kernel module, the
