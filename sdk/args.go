@@ -53,11 +53,12 @@ type argsPlan struct {
 
 // argsField is one field of an argsPlan.
 type argsField struct {
-	name  string // its JSON name: printable ASCII
-	index int    // its index in the struct
-	kind  reflect.Kind
-	bits  int  // of a number
-	raw   bool // json.RawMessage
+	name  string       // its JSON name: printable ASCII
+	index int          // its index in the struct
+	kind  reflect.Kind // the field's, or what it points to
+	bits  int          // of a number
+	raw   bool         // json.RawMessage
+	ptr   bool         // a pointer (unnamed) to a scalar
 }
 
 var (
@@ -69,7 +70,8 @@ var (
 
 // newArgsPlan computes t's plan, following encoding/json's typeFields for
 // the fields it supports: exported fields, not embedded, of kind string,
-// bool, int*, uint* or float*, or of type json.RawMessage; a tag's name if
+// bool, int*, uint* or float*, of type json.RawMessage, or unnamed
+// pointers to one of these but json.RawMessage; a tag's name if
 // it is valid, the field's name otherwise; "-" skips the field;
 // unexported fields are skipped. Anything else (",string", an embedded
 // field, two fields of one name, a non-ASCII name, a type with its own
@@ -105,8 +107,12 @@ func newArgsPlan(t reflect.Type) *argsPlan {
 			return p
 		}
 		names[name] = true
-		f := argsField{name: name, index: i, kind: sf.Type.Kind()}
-		switch ft := sf.Type; {
+		ft := sf.Type
+		if ft.Kind() == reflect.Pointer && ft.Name() == "" && ft.Elem() != rawMessageType {
+			ft = ft.Elem()
+		}
+		f := argsField{name: name, index: i, kind: ft.Kind(), ptr: ft != sf.Type}
+		switch {
 		case ft == rawMessageType:
 			f.raw = true
 		case hasUnmarshaler(ft) || ft == numberType:
@@ -117,7 +123,7 @@ func newArgsPlan(t reflect.Type) *argsPlan {
 		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
 			reflect.Float32, reflect.Float64:
-			f.bits = sf.Type.Bits()
+			f.bits = ft.Bits()
 		default:
 			if !f.raw {
 				return p
@@ -250,6 +256,20 @@ func asciiEqualFold(name string, k []byte) bool {
 // would; false when it leaves that to encoding/json (a value of the wrong
 // type, a number out of range).
 func (f *argsField) set(fv reflect.Value, val []byte) bool {
+	if f.ptr {
+		// As encoding/json: null sets the pointer to nil; anything else
+		// goes where it points, to a new value if it is nil (allocated
+		// even when the value then turns out to be of the wrong type,
+		// which json.Unmarshal does too).
+		if val[0] == 'n' {
+			fv.SetZero()
+			return true
+		}
+		if fv.IsNil() {
+			fv.Set(reflect.New(fv.Type().Elem()))
+		}
+		fv = fv.Elem()
+	}
 	if f.raw {
 		fv.SetBytes(append(fv.Bytes()[:0], val...))
 		return true

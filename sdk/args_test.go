@@ -54,9 +54,23 @@ type argsEcho struct {
 
 type argsEmpty struct{}
 
+// argsPtrs has pointers, which null sets to nil and a value fills,
+// allocating one if nil.
+type argsPtrs struct {
+	S     *string `json:"s"`
+	I8    *int8
+	F32   *float32 `json:"f32"`
+	B     *bool
+	U64   *uint64   `json:"u64"`
+	Named *argsName `json:"named"`
+	Nil   *string   `json:"nil"`
+}
+
 type (
 	argsNumber  struct{ N json.Number }
-	argsPointer struct{ P *string }
+	argsPtrRaw  struct{ R *json.RawMessage }
+	argsPtrPtr  struct{ P **string }
+	argsPtrTime struct{ T *time.Time }
 	argsSlice   struct{ L []int }
 	argsQuoted  struct {
 		N int `json:",string"`
@@ -91,16 +105,30 @@ func (t *argsText) UnmarshalText(b []byte) error { t.s = string(b); return nil }
 
 // argsTargets returns a fresh pre-filled value of each type, pointers to
 // them, for decodeArgs and json.Unmarshal to decode into.
-func argsTargets() []any {
-	s := "pre"
+func argsTargets() []any { return append(argsFastTargets(), argsSlowTargets()...) }
+
+// argsFastTargets are of the types decodeArgs decodes itself.
+func argsFastTargets() []any {
+	s, i8, f32, b, u64, n := "pre", int8(-2), float32(1.5), true, uint64(5), argsName("pre")
 	return []any{
 		&argsAll{S: "pre", B: true, I: -1, I8: -2, I16: -3, I32: -4, I64: -5, U: 1, U8: 2, U16: 3, U32: 4, U64: 5, Up: 6,
 			F32: 1.5, F64: -2.5, Raw: json.RawMessage(`{"pre":1}`), Named: "pre", Skip: "pre", Dash: "pre", Odd: "pre", Omit: "pre", hidden: "pre"},
 		&argsFold{Lower: "pre", Upper: "pre", K: "pre", S: "pre", AB: "pre"},
 		&argsEcho{Text: "pre"},
 		&argsEmpty{},
+		&argsPtrs{S: &s, I8: &i8, F32: &f32, B: &b, U64: &u64, Named: &n},
+	}
+}
+
+// argsSlowTargets are of types decodeArgs leaves to encoding/json.
+func argsSlowTargets() []any {
+	s, raw, t := "pre", json.RawMessage(`"pre"`), time.Unix(1, 0)
+	ps := &s
+	return []any{
 		&argsNumber{N: "1"},
-		&argsPointer{P: &s},
+		&argsPtrRaw{R: &raw},
+		&argsPtrPtr{P: &ps},
+		&argsPtrTime{T: &t},
 		&argsSlice{L: []int{1}},
 		&argsQuoted{N: 1},
 		argsDup(),
@@ -168,6 +196,9 @@ var argsCases = []struct {
 	{`{"a":"exact","A":"exact too"}`, true},
 	{`{"a_b":"x","A_B":"y","ab":"z"}`, true},
 	{`{"x":"dup","X":"dup2"}`, true},
+	{`{"nil":"x","s":null,"i8":5,"f32":null,"B":false,"u64":1,"named":"n","R":"r","p":"p","T":null}`, true},
+	{`{"nil":5,"s":{}}`, false},
+	{`{"nil":null,"i8":[],"R":{"a":1},"P":null,"t":"2024-01-01T00:00:00Z"}`, false},
 	{`{"s":"\u00e9t\u00e9"}`, true}, // escaped: this string by encoding/json
 	{`{"s":"été","s":"\n"}`, true},
 	{"{\"s\":\"\xff\"}", true},          // invalid UTF-8: this string by encoding/json
@@ -208,14 +239,33 @@ func TestDecodeArgs(t *testing.T) {
 		}
 	}
 	// Types with anything the fast path does not decode have no plan.
-	for _, v := range argsTargets()[4:14] {
+	for _, v := range argsSlowTargets() {
+		if t := reflect.TypeOf(v); t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct || reflect.ValueOf(v).IsNil() {
+			continue // not a struct type: no plan to check
+		}
 		if p := planArgs(reflect.TypeOf(v).Elem()); p.ok {
 			t.Errorf("%T: fast plan %+v, want encoding/json", v, p.fields)
 		}
 	}
-	for _, v := range argsTargets()[:4] {
+	for _, v := range argsFastTargets() {
 		if p := planArgs(reflect.TypeOf(v).Elem()); !p.ok {
 			t.Errorf("%T: no fast plan", v)
+		}
+	}
+}
+
+// TestDecodeArgsPointers checks what the differential checks cannot see:
+// a value goes where a pointer field already points, as encoding/json
+// puts it.
+func TestDecodeArgsPointers(t *testing.T) {
+	for _, decode := range []func([]byte, any) error{json.Unmarshal, func(b []byte, v any) error { return decodeArgs(b, v) }} {
+		s, s2 := "pre", "pre"
+		v := argsPtrs{S: &s, Nil: &s2}
+		if err := decode([]byte(`{"s":"new","nil":null}`), &v); err != nil {
+			t.Fatal(err)
+		}
+		if s != "new" || v.S != &s || v.Nil != nil || s2 != "pre" {
+			t.Errorf("after decoding: s = %q, v = %+v", s, v)
 		}
 	}
 }
