@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"sync"
@@ -28,6 +29,39 @@ path = "`+testutil.GoPlugin(t, "plugins/everything")+`"
 timeout = "10s"
 `)
 	return h
+}
+
+// TestEverythingEcho calls plugins/everything's echo, a typed tool whose
+// arguments the SDK decodes itself when it can (sdk/args.go), in the Wasm
+// guest: plain and escaped text arrive as sent, and its listing keeps its
+// explicit schema and annotations.
+func TestEverythingEcho(t *testing.T) {
+	cs := connect(t, everythingHost(t), nil, "")
+	for _, text := range []string{"hello", "", "tab\there \"quoted\" \\ été ✓ <&>", strings.Repeat("x", 5000)} {
+		if res, got := callText(t, cs, "echo", map[string]any{"text": text}); res.IsError || got != text {
+			t.Errorf("echo(%q) = %q isError=%v", text, got, res.IsError)
+		}
+	}
+	res, got := callText(t, cs, "echo", map[string]any{"text": 5})
+	if !res.IsError || !strings.Contains(got, `tool "echo"`) {
+		t.Errorf("echo(5) = %q isError=%v, want a tool error naming echo", got, res.IsError)
+	}
+	tools, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range tools.Tools {
+		if tool.Name != "echo" {
+			continue
+		}
+		schema, _ := json.Marshal(tool.InputSchema)
+		if !strings.Contains(string(schema), `"required":["text"]`) || tool.OutputSchema != nil ||
+			tool.Title != "Echo" || tool.Annotations == nil || !tool.Annotations.ReadOnlyHint {
+			t.Errorf("echo listed as %+v, schema %s", tool, schema)
+		}
+		return
+	}
+	t.Error("echo not listed")
 }
 
 // connect connects a go-sdk client with opts, speaking protocol version

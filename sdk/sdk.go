@@ -140,9 +140,14 @@ func mustObjectSchema[T any](tool, what string) json.RawMessage {
 }
 
 func typedHandler[In, Out any](h func(ctx *Context, in In) (Out, error)) ToolHandler {
+	// decodeArgs with In's plan looked up once, here.
+	decode := decodeArgs
+	if t := reflect.TypeFor[In](); fastArgs && t.Kind() == reflect.Struct {
+		decode = planArgs(t).decode
+	}
 	return func(ctx *Context, args json.RawMessage) (*abi.CallToolResult, error) {
 		var in In
-		if err := json.Unmarshal(args, &in); err != nil {
+		if err := decode(args, &in); err != nil {
 			return ToolError("invalid arguments: %v", err), nil
 		}
 		out, err := h(ctx, in)

@@ -232,7 +232,7 @@ func registerTools() {
 			return sdk.TextResult("resource updated: " + watchedResourceURI), nil
 		})
 
-	sdk.AddTool(abi.Tool{
+	sdk.AddTypedTool(abi.Tool{
 		Name:        "echo",
 		Title:       "Echo",
 		Description: "Returns the text it is given (used by benchmarks).",
@@ -241,13 +241,12 @@ func registerTools() {
 	}, echo)
 }
 
-func echo(_ *sdk.Context, args json.RawMessage) (*abi.CallToolResult, error) {
-	var in struct {
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(args, &in); err != nil {
-		return nil, sdk.InvalidParams("echo: %v", err)
-	}
+// echoArgs are echo's arguments.
+type echoArgs struct {
+	Text string `json:"text"`
+}
+
+func echo(_ *sdk.Context, in echoArgs) (*abi.CallToolResult, error) {
 	return sdk.TextResult(in.Text), nil
 }
 
