@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -46,17 +47,27 @@ func TestAStreamIsReplayedAfterItsLastEventID(t *testing.T) {
 		t.Fatalf("the call's stream had %d event ids, want a priming event and the result", len(ids))
 	}
 
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, endpoint, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Mcp-Session-Id", sessionID.Load().(string))
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	req.Header.Set("Last-Event-ID", ids[0][1])
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	// The client has the result before the server's handler of the POST
+	// has let go of the stream; until it has, a GET for the stream is
+	// 409 Conflict ("ongoing stream"). Ask again until it is not.
+	var resp *http.Response
+	for attempt := 0; ; attempt++ {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, endpoint, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", sessionID.Load().(string))
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		req.Header.Set("Last-Event-ID", ids[0][1])
+		if resp, err = http.DefaultClient.Do(req); err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusConflict || attempt == 1000 { // a hang guard only
+			break
+		}
+		resp.Body.Close()
+		time.Sleep(10 * time.Millisecond)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
