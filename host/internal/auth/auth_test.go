@@ -947,3 +947,41 @@ func TestConcurrentRotation(t *testing.T) {
 		t.Errorf("new key after rotation: status %d, want 200", resp.StatusCode)
 	}
 }
+
+// TestToolCalls: the tool names of a body's tools/call requests, read as
+// go-sdk reads them; what cannot be read so is an error. (The host's
+// check that uses it is tested through its HTTP handler:
+// TestAuthToolScopesRefusedBeforeGoSDK in host/auth_test.go.)
+func TestToolCalls(t *testing.T) {
+	call := func(params string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + params + `}`
+	}
+	for _, tc := range []struct {
+		name, body string
+		want       []string
+		err        string // in the error; "" for none
+	}{
+		{"one call", call(`{"name":"echo","arguments":{}}`), []string{"echo"}, ""},
+		{"batch", "[" + call(`{"name":"a"}`) + `, {"jsonrpc":"2.0","id":2,"method":"ping"}, ` + call(`{"arguments":{},"name":"b"}`) + "]", []string{"a", "b"}, ""},
+		{"other method", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"name":"x"}}`, nil, ""},
+		{"notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil, ""},
+		{"params null", call(`null`), []string{""}, ""},
+		{"Name is another key", call(`{"Name":"admin","name":"echo"}`), []string{"echo"}, ""},
+		{"escaped name", call(`{"name":"\u0061dmin"}`), []string{"admin"}, ""},
+		{"name twice", call(`{"name":"echo","name":"admin"}`), nil, `"name" given twice`},
+		{"params not an object", call(`["echo"]`), nil, "not an object"},
+		{"name not a string", call(`{"name":1}`), nil, "name"},
+		{"malformed message", `{"jsonrpc":`, nil, "malformed JSON-RPC message"},
+		{"malformed batch", "[" + call(`{"name":"a"}`) + ",", nil, "malformed JSON-RPC batch"},
+	} {
+		got, err := ToolCalls([]byte(tc.body))
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.err)
+		case !slices.Equal(got, tc.want):
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
