@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -77,6 +78,7 @@ name = "everything"
 path = %q
 prefix = "ev_"
 scopes = ["admin"]
+tool_scopes = { test_simple_text = ["files:read", "files:write"] }
 `, f.issuer, f.endpoint, testutil.GoPlugin(t, "plugins/hello"), testutil.GoPlugin(t, "plugins/everything"))
 	if err := os.WriteFile(cfgPath, []byte(cfgText), 0o600); err != nil {
 		t.Fatal(err)
@@ -259,5 +261,150 @@ func TestAuthScopesHideAndRefuseTools(t *testing.T) {
 	want := "test_simple_prompt:denied,test://static-text:denied,echo:ok,add:denied,add:denied,test_simple_prompt:ok,add:ok"
 	if got := strings.Join(outcomes, ","); got != want {
 		t.Errorf("audit outcomes = %s, want %s", got, want)
+	}
+}
+
+// post POSTs an MCP message body with token, in the session sid (none if
+// ""), with the Mcp-Protocol-Version header version (none if ""), and
+// returns the status, the WWW-Authenticate header and the body.
+func (f *authFixture) post(t *testing.T, token, sid, version, body string) (status int, challenge, answer string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, f.endpoint, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+	}
+	if version != "" {
+		req.Header.Set("Mcp-Protocol-Version", version)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), string(b)
+}
+
+// TestAuthToolScopesRefusedBeforeGoSDK drives the host's HTTP tool-scope
+// check (checkToolScopes) with raw POSTs in a session a go-sdk client
+// opened (revision 2025-03-26, where batches are allowed): a tools/call
+// whose tool needs scopes the token lacks gets 403 with a challenge naming
+// the server's scopes and the tool's; one refused call refuses a whole
+// batch; a body the check cannot read, or whose tools/call names its tool
+// twice, gets 400; a body past go-sdk's limit gets 413. Calls the token
+// reaches, and a "Name" key go-sdk does not read, pass. Each refusal here
+// is one go-sdk would not make over HTTP: without the check, the call
+// would reach go-sdk and get a JSON-RPC answer with status 200.
+func TestAuthToolScopesRefusedBeforeGoSDK(t *testing.T) {
+	f := newAuthFixture(t)
+	metadata := f.base + "/.well-known/oauth-protected-resource/mcp"
+	all := f.tokenOf(t, "alice", "mcp math admin files:read files:write")
+	client := mcp.NewClient(&mcp.Implementation{Name: "auth-test", Version: "1"}, nil)
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{
+		Endpoint:   f.endpoint,
+		HTTPClient: &http.Client{Transport: bearer{all, http.DefaultTransport}},
+	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-03-26"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	post := func(scope, body string) (int, string, string) {
+		t.Helper()
+		return f.post(t, f.tokenOf(t, "alice", scope), cs.ID(), "2025-03-26", body)
+	}
+	call := func(id int, params string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, id, params)
+	}
+	simpleText := call(1, `{"name":"ev_test_simple_text","arguments":{}}`)
+	echo := call(2, `{"name":"echo","arguments":{"text":"hi"}}`)
+	add := call(3, `{"name":"add","arguments":{"a":1,"b":2}}`)
+	// wantResults checks a 200 answer holding n JSON-RPC results.
+	wantResults := func(what string, status int, body string, n int) {
+		t.Helper()
+		if status != http.StatusOK {
+			t.Errorf("%s: status %d, want 200 (%s)", what, status, body)
+			return
+		}
+		rs := decodeResponses(t, body)
+		if len(rs) != n {
+			t.Errorf("%s: %d responses, want %d (%s)", what, len(rs), n, body)
+		}
+		for _, r := range rs {
+			if r.Error != nil || r.Result == nil {
+				t.Errorf("%s: response %+v, want a result", what, r)
+			}
+		}
+	}
+
+	t.Run("tool scope missing", func(t *testing.T) {
+		status, challenge, body := post("mcp admin", simpleText)
+		want := `Bearer error="insufficient_scope", error_description="tool ev_test_simple_text needs more scope", scope="mcp admin files:read files:write", resource_metadata="` + metadata + `"`
+		if status != http.StatusForbidden || challenge != want {
+			t.Errorf("status %d, WWW-Authenticate\n got %s\nwant %s\n(%s)", status, challenge, want, body)
+		}
+	})
+	t.Run("tool scope partly granted", func(t *testing.T) {
+		if status, challenge, body := post("mcp admin files:read", simpleText); status != http.StatusForbidden || !strings.Contains(challenge, `error="insufficient_scope"`) {
+			t.Errorf("status %d, WWW-Authenticate %q (%s); want 403 insufficient_scope", status, challenge, body)
+		}
+	})
+	t.Run("tool scope granted", func(t *testing.T) {
+		status, _, body := post("mcp admin files:read files:write", simpleText)
+		wantResults("ev_test_simple_text", status, body, 1)
+	})
+	t.Run("tool without scopes", func(t *testing.T) {
+		status, _, body := post("mcp", echo)
+		wantResults("echo", status, body, 1)
+	})
+	t.Run("batch with one refused call", func(t *testing.T) {
+		status, challenge, body := post("mcp", "["+echo+","+add+"]")
+		want := `Bearer error="insufficient_scope", error_description="tool add needs more scope", scope="mcp math", resource_metadata="` + metadata + `"`
+		if status != http.StatusForbidden || challenge != want {
+			t.Errorf("status %d, WWW-Authenticate\n got %s\nwant %s\n(%s)", status, challenge, want, body)
+		}
+		status, _, body = post("mcp math", "["+echo+","+add+"]")
+		wantResults("batch with every scope", status, body, 2)
+	})
+	t.Run("name given twice", func(t *testing.T) {
+		for _, params := range []string{`{"name":"echo","name":"add","arguments":{"text":"hi"}}`, `{"name":"add","name":"echo","arguments":{"text":"hi"}}`} {
+			if status, _, body := post("mcp", call(4, params)); status != http.StatusBadRequest || !strings.Contains(body, `"name" given twice`) {
+				t.Errorf("params %s: status %d (%s), want 400 naming the duplicate", params, status, body)
+			}
+		}
+	})
+	t.Run("name matched case-sensitively as go-sdk does", func(t *testing.T) {
+		// go-sdk reads "name" only; "Name" is another key: this calls echo.
+		status, _, body := post("mcp", call(5, `{"Name":"add","name":"echo","arguments":{"text":"hi"}}`))
+		wantResults(`"Name":"add","name":"echo"`, status, body, 1)
+		if status, challenge, body := post("mcp", call(6, `{"Name":"echo","name":"\u0061dd","arguments":{"a":1,"b":2}}`)); status != http.StatusForbidden || !strings.Contains(challenge, `scope="mcp math"`) {
+			t.Errorf(`"name":"\u0061dd": status %d, WWW-Authenticate %q (%s); want 403 for add`, status, challenge, body)
+		}
+	})
+	t.Run("malformed body", func(t *testing.T) {
+		// go-sdk would refuse it too (400 malformed payload); the check
+		// answers first, with its own words: what it cannot read it does
+		// not pass on.
+		if status, _, body := post("mcp", `{"jsonrpc":`); status != http.StatusBadRequest || !strings.Contains(body, "malformed JSON-RPC message") {
+			t.Errorf("status %d (%s), want 400 from the scope check", status, body)
+		}
+	})
+	t.Run("body over the limit", func(t *testing.T) {
+		big := call(7, `{"name":"echo","arguments":{"text":"`+strings.Repeat("x", mcp.DefaultMaxRequestBodyBytes)+`"}}`)
+		if status, _, body := post("mcp", big); status != http.StatusRequestEntityTooLarge || !strings.Contains(body, "Request Entity Too Large") {
+			t.Errorf("status %d (%.200s), want 413", status, body)
+		}
+	})
+	// The session goes on after the refusals.
+	if _, text := callText(t, cs, "echo", map[string]any{"text": "still here"}); text != "still here" {
+		t.Errorf("echo after the refusals = %q", text)
 	}
 }

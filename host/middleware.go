@@ -232,7 +232,7 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 // guardBatches read (readBody), decodes the tool names as go-sdk will see
 // them (auth.ToolCalls: 400 for what it cannot read), and looks every name
 // of a batch up in one catalog; one refused call refuses the whole batch.
-// auth.RequireToolScopes is the same check for a server of its own.
+// It is the only tool-scope check before go-sdk (TestAuthToolScopesRefusedBeforeGoSDK).
 func (h *Host) checkToolScopes(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
