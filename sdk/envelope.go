@@ -197,22 +197,7 @@ func (k jsonKey) is(name string) bool {
 			return strings.EqualFold(s, name)
 		}
 	}
-	if len(key) != len(name) {
-		return false
-	}
-	for i := range len(key) {
-		a, b := key[i], name[i]
-		if a >= 'A' && a <= 'Z' {
-			a += 'a' - 'A'
-		}
-		if b >= 'A' && b <= 'Z' {
-			b += 'a' - 'A'
-		}
-		if a != b {
-			return false
-		}
-	}
-	return true
+	return asciiEqualFold(name, key)
 }
 
 // skipSpace returns the index of the first byte at or after i that is not
