@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -269,29 +268,8 @@ func TestAuthScopesHideAndRefuseTools(t *testing.T) {
 // returns the status, the WWW-Authenticate header and the body.
 func (f *authFixture) post(t *testing.T, token, sid, version, body string) (status int, challenge, answer string) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, f.endpoint, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if sid != "" {
-		req.Header.Set("Mcp-Session-Id", sid)
-	}
-	if version != "" {
-		req.Header.Set("Mcp-Protocol-Version", version)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), string(b)
+	status, header, answer := postMCPAs(t, f.endpoint, token, sid, version, body)
+	return status, header.Get("WWW-Authenticate"), answer
 }
 
 // TestAuthToolScopesRefusedBeforeGoSDK drives the host's HTTP tool-scope

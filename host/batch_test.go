@@ -81,9 +81,20 @@ func decodeResponses(t *testing.T, body string) []rpcResponse {
 // ""), and returns the status and the body of the answer.
 func postMCP(t *testing.T, endpoint, sid, version, body string) (int, string) {
 	t.Helper()
+	status, _, answer := postMCPAs(t, endpoint, "", sid, version, body)
+	return status, answer
+}
+
+// postMCPAs is postMCP with the bearer token token (none if ""); it also
+// returns the answer's headers.
+func postMCPAs(t *testing.T, endpoint, token, sid, version, body string) (int, http.Header, string) {
+	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), "POST", endpoint, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -102,7 +113,7 @@ func postMCP(t *testing.T, endpoint, sid, version, body string) (int, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp.StatusCode, string(b)
+	return resp.StatusCode, resp.Header, string(b)
 }
 
 // wantRefused checks that a batch got 400 and one JSON-RPC error -32600
