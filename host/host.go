@@ -25,6 +25,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	extism "github.com/extism/go-sdk"
 	"github.com/hashicorp/go-hclog"
@@ -184,6 +185,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 	}
 	if !opts.ReadOnly {
 		h.cacheDir = compilationCacheDir(cfg.Server.CacheDir, logger)
+		pruneCompilationCache(h.cacheDir, time.Now(), logger)
 		if !opts.LoadEveryPlugin {
 			h.descriptions = h.openDescriptions(h.cacheDir)
 		}
