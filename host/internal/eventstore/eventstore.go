@@ -23,7 +23,9 @@ import (
 
 const (
 	// MaxBytes bounds the events kept, all sessions together (go-sdk's
-	// default for its own store).
+	// default for its own store), each stream counted streamOverhead
+	// bytes more than its events: a client opening sessions and streams
+	// without end cannot grow the store past it either.
 	MaxBytes = 10 << 20
 	// MaxStreams bounds the streams kept per session. Resuming is for the
 	// streams a client has just lost: its latest calls, and its standalone
@@ -59,6 +61,10 @@ type stream struct {
 	inSession   *list.Element // in session.recent
 }
 
+// streamOverhead is about what the store holds for a stream besides its
+// events: the stream, its map entry and its two list elements.
+const streamOverhead = 256
+
 // New returns an empty Store with the package's bounds.
 func New() *Store { return newStore(MaxBytes, MaxStreams) }
 
@@ -81,13 +87,15 @@ func (s *Store) Open(_ context.Context, sessionID, streamID string) error {
 	if sess.streams[streamID] != nil {
 		return nil
 	}
-	st := &stream{session: sessionID, id: streamID}
+	st := &stream{session: sessionID, id: streamID, size: streamOverhead}
 	st.inAll = s.recent.PushBack(st)
 	st.inSession = sess.recent.PushBack(st)
 	sess.streams[streamID] = st
+	s.bytes += streamOverhead
 	if len(sess.streams) > s.maxStreams {
 		s.drop(sess.recent.Front().Value.(*stream))
 	}
+	s.shrink(st)
 	return nil
 }
 
@@ -111,23 +119,28 @@ func (s *Store) Append(_ context.Context, sessionID, streamID string, data []byt
 	s.bytes += len(data)
 	s.recent.MoveToBack(st.inAll)
 	sess.recent.MoveToBack(st.inSession)
+	s.shrink(st)
+	return nil
+}
+
+// shrink drops the streams least recently written to, other than keep,
+// until the store is within its bound; if keep alone is over it, keep's
+// oldest events go, its newest stays.
+func (s *Store) shrink(keep *stream) {
 	for s.bytes > s.maxBytes {
-		if oldest := s.recent.Front().Value.(*stream); oldest != st {
+		if oldest := s.recent.Front().Value.(*stream); oldest != keep {
 			s.drop(oldest)
 			continue
 		}
-		// st alone is over the bound: drop its oldest events, keeping
-		// the newest.
-		if len(st.data) == 1 {
-			break
+		if len(keep.data) <= 1 {
+			return
 		}
-		st.size -= len(st.data[0])
-		s.bytes -= len(st.data[0])
-		st.data[0] = nil
-		st.data = st.data[1:]
-		st.first++
+		keep.size -= len(keep.data[0])
+		s.bytes -= len(keep.data[0])
+		keep.data[0] = nil
+		keep.data = keep.data[1:]
+		keep.first++
 	}
-	return nil
 }
 
 // drop forgets st and its events, and its session once it has no stream.
@@ -195,8 +208,8 @@ func (s *Store) SessionClosed(_ context.Context, sessionID string) error {
 	return nil
 }
 
-// counts returns how many sessions and streams the store holds and their
-// events' bytes.
+// counts returns how many sessions and streams the store holds and the
+// bytes it counts (events and streamOverhead per stream).
 func (s *Store) counts() (sessions, streams, bytes int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -80,8 +80,8 @@ func TestOneLongSessionStaysBounded(t *testing.T) {
 		s.Append(ctx, "session", id, nil)
 		s.Append(ctx, "session", id, make([]byte, 100))
 	}
-	if sessions, streams, bytes := s.counts(); sessions != 1 || streams != 64 || bytes != 64*100 {
-		t.Errorf("after 100,000 calls: %d sessions, %d streams, %d bytes; want 1, 64, 6400", sessions, streams, bytes)
+	if sessions, streams, bytes := s.counts(); sessions != 1 || streams != 64 || bytes != 64*(100+streamOverhead) {
+		t.Errorf("after 100,000 calls: %d sessions, %d streams, %d bytes; want 1, 64, %d", sessions, streams, bytes, 64*(100+streamOverhead))
 	}
 	if got, err := replay(s, "session", "99999", 0); err != nil || len(got) != 1 || len(got[0]) != 100 {
 		t.Errorf("the latest stream: %d events, %v; want its one event after the priming one", len(got), err)
@@ -122,13 +122,13 @@ func TestBytesAreBoundedAcrossSessions(t *testing.T) {
 // rather than skipping them.
 func TestOneStreamOverTheBoundKeepsItsNewestEvents(t *testing.T) {
 	ctx := context.Background()
-	s := newStore(100, 1024)
+	s := newStore(streamOverhead+100, 1024)
 	s.Open(ctx, "a", "long")
 	for i := range 30 {
 		s.Append(ctx, "a", "long", fmt.Appendf(nil, "event-%02d", i)) // 8 bytes each
 	}
-	if _, _, bytes := s.counts(); bytes > 100 {
-		t.Errorf("%d bytes kept, bound 100", bytes)
+	if _, _, bytes := s.counts(); bytes > streamOverhead+100 {
+		t.Errorf("%d bytes kept, bound %d", bytes, streamOverhead+100)
 	}
 	if _, err := replay(s, "a", "long", 0); !errors.Is(err, mcp.ErrEventsPurged) {
 		t.Errorf("resuming after event 0: %v, want ErrEventsPurged", err)
@@ -165,7 +165,24 @@ func TestSessionClosedForgetsItsStreams(t *testing.T) {
 	s.Open(ctx, "b", "kept")
 	s.Append(ctx, "b", "kept", []byte("data"))
 	s.SessionClosed(ctx, "a")
-	if sessions, streams, bytes := s.counts(); sessions != 1 || streams != 1 || bytes != 4 {
-		t.Errorf("after closing a: %d sessions, %d streams, %d bytes; want 1, 1, 4", sessions, streams, bytes)
+	if sessions, streams, bytes := s.counts(); sessions != 1 || streams != 1 || bytes != 4+streamOverhead {
+		t.Errorf("after closing a: %d sessions, %d streams, %d bytes; want 1, 1, %d", sessions, streams, bytes, 4+streamOverhead)
+	}
+}
+
+// TestManySessionsStayBounded: streams count against the bound even
+// without events, so a client opening sessions and streams without end
+// cannot grow the store past it.
+func TestManySessionsStayBounded(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(10*streamOverhead, 1024)
+	for i := range 1000 {
+		s.Open(ctx, fmt.Sprint("session-", i), "stream")
+	}
+	if sessions, streams, bytes := s.counts(); sessions != 10 || streams != 10 || bytes != 10*streamOverhead {
+		t.Errorf("after 1,000 sessions of one empty stream: %d sessions, %d streams, %d bytes; want the latest 10", sessions, streams, bytes)
+	}
+	if _, err := replay(s, "session-999", "stream", -1); err != nil {
+		t.Errorf("the latest session's stream: %v", err)
 	}
 }
