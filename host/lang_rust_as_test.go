@@ -194,6 +194,13 @@ func TestRustPluginSHA256(t *testing.T) {
 	for _, n := range []int{0, 1, 55, 56, 57, 63, 64, 65, 119, 120, 128} {
 		texts = append(texts, strings.Repeat("x", n))
 	}
+	// 64 KiB and a few bytes more, which reach the plugin in one input_read:
+	// a byte lost or moved changes the digest.
+	var big strings.Builder
+	for i := 0; big.Len() < 64<<10+5; i++ {
+		big.WriteString([]string{"a", "é", "€", "😀", " ", "\"", "\n", "z"}[(i*i+3*i)%8])
+	}
+	texts = append(texts, big.String())
 	for _, text := range texts {
 		sum := sha256.Sum256([]byte(text))
 		var got digest
