@@ -327,6 +327,15 @@ func TestAssemblyScriptPluginGetsPrompts(t *testing.T) {
 	if desc != "Translate into English (neutral)" || !strings.Contains(text, "into English, in a neutral register") {
 		t.Errorf("translate with defaults = %q, %q", desc, text)
 	}
+	// 64 KiB of text with escapes, in through input_read and out through
+	// output_write, byte for byte.
+	var big strings.Builder
+	for i := 0; big.Len() < 64<<10; i++ {
+		big.WriteString([]string{"a", "é", "😀", "\"", "\\", "\n", "\t", "z "}[(5*i+i/7)%8])
+	}
+	if _, text = asPromptText(t, cs, "translate", map[string]string{"text": "x" + big.String() + "x"}); !strings.HasSuffix(text, "\n\nx"+big.String()+"x") {
+		t.Errorf("translate of %d bytes: the text does not come back (%d bytes, ends %q)", big.Len()+2, len(text), text[max(0, len(text)-40):])
+	}
 
 	code := "fmt.Println(\"```\")\n\tx := `a\\b`"
 	desc, text = asPromptText(t, cs, "explain_code", map[string]string{"code": code, "language": "Go", "level": "beginner"})

@@ -75,7 +75,7 @@ func scaffold(t *testing.T, lang string) *plugin.Plugin {
 // -32602 error or a JSON output, never a trap. A 64 KiB name, moved in and
 // out in one host call each, comes back byte for byte.
 func TestScaffoldsOwnChecks(t *testing.T) {
-	for _, lang := range []string{"c", "rust"} {
+	for _, lang := range []string{"c", "rust", "as"} {
 		t.Run(lang, func(t *testing.T) {
 			p := scaffold(t, lang)
 			const tool = "demo_hello"
