@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"math/rand/v2"
@@ -12,12 +13,15 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
-	extism "github.com/extism/go-sdk"
+	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/internal/plugin"
 	"github.com/mcphost/mcphost/internal/testutil"
 )
 
@@ -50,20 +54,25 @@ timeout = "10s"
 	return h
 }
 
-// cwatRaw loads the committed plugin name directly in Extism, as the host
-// does (WASI on), with its memory capped at 4 MiB, so that a test can hand
-// it inputs the host never would.
-func cwatRaw(t *testing.T, name string) *extism.Plugin {
+// cwatRaw loads the committed plugin name on its own with plugin.Load, as
+// the host does (its host functions, input_read and output_write among
+// them), with its memory capped at 4 MiB and one instance, so that a test
+// can hand its exports inputs the host never would.
+func cwatRaw(t *testing.T, name string) *plugin.Plugin {
 	t.Helper()
-	p, err := extism.NewPlugin(t.Context(), extism.Manifest{
-		Wasm:   []extism.Wasm{extism.WasmFile{Path: committedWasm(t, name)}},
-		Memory: &extism.ManifestMemory{MaxPages: 64},
-	}, extism.PluginConfig{EnableWasi: true}, nil)
+	wasm, err := os.ReadFile(committedWasm(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.SetLogger(func(extism.LogLevel, string) {})
+	p, err := plugin.Load(t.Context(), plugin.Options{Name: name, Wasm: wasm, Timeout: 10 * time.Second,
+		MemoryMB: 4, MaxInstances: 1, MaxOutputBytes: 4 << 20, Logger: hclog.NewNullLogger()})
+	if err != nil {
+		t.Fatalf("load %s: %v", name, err)
+	}
 	t.Cleanup(func() { p.Close(context.Background()) })
+	if v := p.ABIVersion(); v != 1 {
+		t.Errorf("%s declares ABI version %d, want 1", name, v)
+	}
 	return p
 }
 
@@ -77,19 +86,19 @@ type cwatError struct {
 // (a JSON object) on success, or the plugin's ABI error. Anything else — a
 // trap, a non-JSON error, a failure without error_set, an output that is
 // not a JSON object — fails the test.
-func cwatCall(t *testing.T, p *extism.Plugin, export string, input []byte) (map[string]any, *cwatError) {
+func cwatCall(t *testing.T, p *plugin.Plugin, export string, input []byte) (map[string]any, *cwatError) {
 	t.Helper()
-	rc, out, err := p.Call(export, input)
+	out, err := p.Call(t.Context(), export, input)
 	if err != nil {
-		var e cwatError
-		if jerr := json.Unmarshal([]byte(err.Error()), &e); jerr != nil || e.Message == "" || rc == 0 {
-			t.Fatalf("%s(%.200q): rc %d, error %v: not the ABI's JSON error", export, input, rc, err)
+		var e *abi.Error
+		if !errors.As(err, &e) || e.Message == "" {
+			t.Fatalf("%s(%.200q): error %v: not the ABI's JSON error", export, input, err)
 		}
-		return nil, &e
+		return nil, &cwatError{Code: e.Code, Message: e.Message}
 	}
 	var obj map[string]any
-	if rc != 0 || json.Unmarshal(out, &obj) != nil {
-		t.Fatalf("%s(%.200q): rc %d without an error, output %.200q", export, input, rc, out)
+	if json.Unmarshal(out, &obj) != nil {
+		t.Fatalf("%s(%.200q): output %.200q is not a JSON object", export, input, out)
 	}
 	return obj, nil
 }
@@ -108,7 +117,7 @@ var cwatMalformed = []string{
 
 // cwatFuzz calls export with n random mutations of each seed and checks that
 // every call ends in an output or the ABI's error, never a trap.
-func cwatFuzz(t *testing.T, p *extism.Plugin, export string, n int, seeds ...string) {
+func cwatFuzz(t *testing.T, p *plugin.Plugin, export string, n int, seeds ...string) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(1, uint64(len(export))))
 	alphabet := []byte(`{}[]":,\u0123456789abcdefnrtl-+.eE ` + "\x00\x7f\xc3\xa9")
@@ -198,9 +207,6 @@ func TestWATPluginTools(t *testing.T) {
 // request.name and nothing else.
 func TestWATPluginOwnChecks(t *testing.T) {
 	p := cwatRaw(t, "wat")
-	if rc, _, err := p.Call("mcphost_abi_version", nil); err != nil || rc != 1 {
-		t.Errorf("mcphost_abi_version = %d, %v", rc, err)
-	}
 	for _, tc := range []struct{ in, want string }{
 		{`{"request":{"name":"nope","arguments":{}}}`, `unknown tool "nope"`},
 		{`{"request":{"name":"pin\"g"}}`, `unknown tool "pin\"g"`},
@@ -356,9 +362,6 @@ func TestCPluginCompletion(t *testing.T) {
 // never a trap, and the instance must keep serving.
 func TestCPluginRefusesMalformedInput(t *testing.T) {
 	p := cwatRaw(t, "c")
-	if rc, _, err := p.Call("mcphost_abi_version", nil); err != nil || rc != 1 {
-		t.Errorf("mcphost_abi_version = %d, %v", rc, err)
-	}
 	valid := map[string]string{
 		"read_resource": `{"request":{"uri":"c://fib/30"},"context":{}}`,
 		"get_prompt":    `{"request":{"name":"fib_explain","arguments":{"n":"30"}},"context":{"_meta":{"progressToken":"t"}}}`,

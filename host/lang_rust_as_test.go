@@ -194,6 +194,13 @@ func TestRustPluginSHA256(t *testing.T) {
 	for _, n := range []int{0, 1, 55, 56, 57, 63, 64, 65, 119, 120, 128} {
 		texts = append(texts, strings.Repeat("x", n))
 	}
+	// 64 KiB and a few bytes more, which reach the plugin in one input_read:
+	// a byte lost or moved changes the digest.
+	var big strings.Builder
+	for i := 0; big.Len() < 64<<10+5; i++ {
+		big.WriteString([]string{"a", "é", "€", "😀", " ", "\"", "\n", "z"}[(5*i+i/7)%8])
+	}
+	texts = append(texts, big.String())
 	for _, text := range texts {
 		sum := sha256.Sum256([]byte(text))
 		var got digest
@@ -319,6 +326,15 @@ func TestAssemblyScriptPluginGetsPrompts(t *testing.T) {
 	desc, text = asPromptText(t, cs, "translate", map[string]string{"text": "hola"})
 	if desc != "Translate into English (neutral)" || !strings.Contains(text, "into English, in a neutral register") {
 		t.Errorf("translate with defaults = %q, %q", desc, text)
+	}
+	// 64 KiB of text with escapes, in through input_read and out through
+	// output_write, byte for byte.
+	var big strings.Builder
+	for i := 0; big.Len() < 64<<10; i++ {
+		big.WriteString([]string{"a", "é", "😀", "\"", "\\", "\n", "\t", "z "}[(5*i+i/7)%8])
+	}
+	if _, text = asPromptText(t, cs, "translate", map[string]string{"text": "x" + big.String() + "x"}); !strings.HasSuffix(text, "\n\nx"+big.String()+"x") {
+		t.Errorf("translate of %d bytes: the text does not come back (%d bytes, ends %q)", big.Len()+2, len(text), text[max(0, len(text)-40):])
 	}
 
 	code := "fmt.Println(\"```\")\n\tx := `a\\b`"

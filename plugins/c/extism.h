@@ -15,6 +15,13 @@
  * error_set, config_get, log_*). Input is read with the input_* functions,
  * whose offsets count from the start of the input.
  *
+ * Input and output need no kernel block: mcphost_input_read copies the input
+ * into the plugin's own memory, and mcphost_output_write sets the output from
+ * it, one host call each (ABI.md §7, "Moving input and output"; hosts from
+ * ABI draft 7 on). A plugin for an older host reads the input with
+ * extism_input_load_u64 and writes the output with extism_alloc,
+ * extism_store_u64 and extism_output_set instead, 8 bytes per call.
+ *
  * In C on wasm32, uint64_t is lowered to a Wasm i64 and uint8_t/int32_t to a
  * Wasm i32, so these prototypes give exactly the signatures of ABI.md §6.
  */
@@ -74,6 +81,12 @@ MCPHOST_IMPORT("notify_tool_list_changed") void mcphost_notify_tool_list_changed
 MCPHOST_IMPORT("notify_resource_list_changed") void mcphost_notify_resource_list_changed(void);
 MCPHOST_IMPORT("notify_prompt_list_changed") void mcphost_notify_prompt_list_changed(void);
 MCPHOST_IMPORT("close_sse_stream") void mcphost_close_sse_stream(ExtismPointer json);             /* {"retryAfterMs"} */
+
+/* Input and output in one host call each, to and from the plugin's own memory
+ * (pointers and lengths are i32 here, the offset i64). Out-of-range
+ * arguments trap: read at most extism_input_length() bytes. */
+MCPHOST_IMPORT("input_read") void mcphost_input_read(void *dst, uint64_t offset, uint32_t n); /* (i32, i64, i32): input [offset, offset+n) to dst */
+MCPHOST_IMPORT("output_write") void mcphost_output_write(const void *src, uint32_t n);       /* (i32, i32): output = n bytes at src, copied now */
 
 /* An export the host calls: a Wasm function () -> i32, named `name`. */
 #define MCPHOST_EXPORT(name) __attribute__((export_name(name)))

@@ -149,7 +149,8 @@ static void put_json_string(buf *b, const char *s, size_t n) {
 /* ------------------------------------------------------------------------ */
 /* Talking to the kernel.                                                   */
 
-/* to_kernel copies s[0:n] into a new kernel block; 0 if none could be had. */
+/* to_kernel copies s[0:n] into a new kernel block; 0 if none could be had.
+ * Only error texts go this way (error_set takes a block). */
 static ExtismPointer to_kernel(const char *s, size_t n) {
 	ExtismPointer off = extism_alloc(n);
 	if (!off)
@@ -193,10 +194,7 @@ static int32_t out_of_memory(void) {
 static int32_t ok(buf *b) {
 	if (b->oom)
 		return out_of_memory();
-	ExtismPointer off = to_kernel(b->p, b->len);
-	if (!off)
-		return 1; /* the kernel's memory is exhausted: nothing more can be said */
-	extism_output_set(off, b->len);
+	mcphost_output_write(b->p, (uint32_t)b->len); /* one host call, no kernel block */
 	return 0;
 }
 
@@ -225,7 +223,8 @@ static int32_t failf(int code, const char *text, const char *detail, size_t dn) 
 	return fail(code, &m);
 }
 
-/* read_input copies the whole input into our memory (NUL-terminated). */
+/* read_input copies the whole input into our memory (NUL-terminated), in
+ * one host call (input_read). */
 static char *read_input(size_t *n) {
 	uint64_t len = extism_input_length();
 	if (len > MAX_INPUT)
@@ -233,18 +232,7 @@ static char *read_input(size_t *n) {
 	char *p = call_alloc((size_t)len + 1);
 	if (!p)
 		return NULL;
-	size_t i = 0;
-	for (; i + 8 <= len; i += 8) {
-		uint64_t w = extism_input_load_u64(i);
-		memcpy(p + i, &w, 8);
-	}
-	if (i < len && len >= 8) { /* the tail as one overlapping word */
-		uint64_t w = extism_input_load_u64(len - 8);
-		memcpy(p + len - 8, &w, 8);
-		i = (size_t)len;
-	}
-	for (; i < len; i++)
-		p[i] = (char)extism_input_load_u8(i);
+	mcphost_input_read(p, 0, (uint32_t)len);
 	p[len] = 0;
 	*n = (size_t)len;
 	return p;

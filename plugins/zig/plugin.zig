@@ -7,7 +7,8 @@
 //! not Base64 or decodes to bytes that are not UTF-8 text.
 //!
 //! There is no PDK: the Extism kernel (module "extism:host/env", abi/ABI.md §6)
-//! is declared by hand below, the envelope is parsed with std.json into typed
+//! and mcphost's input_read and output_write (module "extism:host/user",
+//! ABI.md §7) are declared by hand below, the envelope is parsed with std.json into typed
 //! structs, results are written with std.json.stringify, and the codec is
 //! std.base64. No libc, no WASI: wasm32-freestanding.
 //!
@@ -22,44 +23,46 @@ const std = @import("std");
 // ---------------------------------------------------------------------------
 // The Extism kernel. `extern "module"` makes a Wasm import from that module;
 // u64 is a Wasm i64 and u8 a Wasm i32, so these are ABI.md §6's signatures.
-// Offsets are into the kernel's memory, not ours.
+// Offsets are into the kernel's memory, not ours. Only the error text goes
+// through a kernel block (error_set takes one).
 
 const kernel = struct {
     extern "extism:host/env" fn input_length() u64;
-    extern "extism:host/env" fn input_load_u8(off: u64) u8;
-    extern "extism:host/env" fn input_load_u64(off: u64) u64;
     extern "extism:host/env" fn alloc(n: u64) u64;
     extern "extism:host/env" fn store_u8(addr: u64, v: u8) void;
     extern "extism:host/env" fn store_u64(addr: u64, v: u64) void;
-    extern "extism:host/env" fn output_set(off: u64, n: u64) void;
     extern "extism:host/env" fn error_set(off: u64) void;
+};
+
+// The input and the output in one host call each, to and from our own memory
+// (ABI.md §7, "Moving input and output"; mcphost from ABI draft 7 on). A
+// pointer is a Wasm i32, a u32 too, a u64 an i64. Out-of-range arguments
+// trap. For an older host, read the input 8 bytes per call with
+// input_load_u64 and write the output with alloc, store_u64 and output_set,
+// as toKernel does for the error.
+const host = struct {
+    extern "extism:host/user" fn input_read(dst: [*]u8, off: u64, n: u32) void;
+    extern "extism:host/user" fn output_write(src: [*]const u8, n: u32) void;
 };
 
 const invalid_params = -32602;
 const internal_error = -32603;
 const max_input = 4 << 20; // larger envelopes are refused (the tool's text is far smaller)
 
-/// readInput copies the call's input into memory from allocator.
+/// readInput copies the call's input into memory from allocator, in one host
+/// call.
 fn readInput(allocator: std.mem.Allocator) ![]u8 {
     const n = kernel.input_length();
     if (n > max_input) return error.InputTooLarge;
     const buf = try allocator.alloc(u8, @intCast(n));
-    var i: usize = 0;
-    while (i + 8 <= buf.len) : (i += 8) {
-        std.mem.writeIntLittle(u64, buf[i..][0..8], kernel.input_load_u64(i));
-    }
-    // The last n % 8 bytes as one word that ends at n, overlapping the one
-    // before: a byte-wise kernel call costs about a microsecond.
-    if (i < buf.len and buf.len >= 8) {
-        std.mem.writeIntLittle(u64, buf[buf.len - 8 ..][0..8], kernel.input_load_u64(buf.len - 8));
-        i = buf.len;
-    }
-    while (i < buf.len) : (i += 1) buf[i] = kernel.input_load_u8(i);
+    // An empty slice's pointer is undefined (0xffffffff): outside our
+    // memory, where even 0 bytes trap.
+    if (buf.len > 0) host.input_read(buf.ptr, 0, @intCast(buf.len));
     return buf;
 }
 
 /// toKernel copies bytes into a new kernel block and returns its offset
-/// (0 when the kernel has no room).
+/// (0 when the kernel has no room). For the error text only.
 fn toKernel(bytes: []const u8) u64 {
     const off = kernel.alloc(bytes.len);
     if (off == 0) return 0;
@@ -67,7 +70,9 @@ fn toKernel(bytes: []const u8) u64 {
     while (i + 8 <= bytes.len) : (i += 8) {
         kernel.store_u64(off + i, std.mem.readIntLittle(u64, bytes[i..][0..8]));
     }
-    if (i < bytes.len and bytes.len >= 8) { // the tail as one overlapping word
+    // The last n % 8 bytes as one word that ends at n, overlapping the one
+    // before: a byte-wise kernel call costs about a microsecond.
+    if (i < bytes.len and bytes.len >= 8) {
         kernel.store_u64(off + bytes.len - 8, std.mem.readIntLittle(u64, bytes[bytes.len - 8 ..][0..8]));
         i = bytes.len;
     }
@@ -75,11 +80,10 @@ fn toKernel(bytes: []const u8) u64 {
     return off;
 }
 
-/// output hands bytes to the host as the call's output: the export returns 0.
+/// output hands bytes to the host as the call's output, in one host call
+/// (the host copies them at once): the export returns 0.
 fn output(bytes: []const u8) i32 {
-    const off = toKernel(bytes);
-    if (off == 0) return fail(internal_error, "the kernel could not allocate the output");
-    kernel.output_set(off, bytes.len);
+    host.output_write(bytes.ptr, @intCast(bytes.len));
     return 0;
 }
 
@@ -165,10 +169,18 @@ fn callTool(allocator: std.mem.Allocator) error{ OutOfMemory, InputTooLarge }!i3
     const mode = args.mode orelse return fail(invalid_params, "base64: argument \"mode\" is required");
 
     if (std.mem.eql(u8, mode, "encode")) {
+        // Base64 needs no JSON escapes: it is encoded straight into the
+        // output, between the text result's JSON before and after it, so
+        // that a large result is held once.
         const encoder = std.base64.standard.Encoder;
-        const dest = try heap.alloc(u8, encoder.calcSize(text.len));
-        defer heap.free(dest);
-        return result(encoder.encode(dest, text), false);
+        const before = "{\"content\":[{\"type\":\"text\",\"text\":\"";
+        const after = "\"}],\"isError\":false}";
+        const out = try heap.alloc(u8, before.len + encoder.calcSize(text.len) + after.len);
+        defer heap.free(out);
+        @memcpy(out[0..before.len], before);
+        _ = encoder.encode(out[before.len .. out.len - after.len], text);
+        @memcpy(out[out.len - after.len ..], after);
+        return output(out);
     }
     if (std.mem.eql(u8, mode, "decode")) return decode(allocator, text);
     return fail(invalid_params, try std.fmt.allocPrint(allocator, "base64: mode must be \"encode\" or \"decode\", got \"{s}\"", .{mode}));
@@ -221,56 +233,15 @@ fn result(text: []const u8, is_error: bool) i32 {
 }
 
 /// outputJson hands value, as JSON, to the host as the call's output. It is
-/// written twice: once to count its bytes, then straight into a kernel block
-/// of that size, so that a large result is never held twice in our memory.
+/// written twice: once to count its bytes, then into a buffer of that size,
+/// which one output_write hands over.
 fn outputJson(value: anytype) i32 {
     var counter = std.io.countingWriter(std.io.null_writer);
     std.json.stringify(value, .{}, counter.writer()) catch unreachable; // the null writer never fails
-    const n = counter.bytes_written;
-    const off = kernel.alloc(n);
-    if (off == 0) return fail(internal_error, "the kernel could not allocate the output");
-    var w = KernelWriter{ .off = off, .len = n };
-    std.json.stringify(value, .{}, w.writer()) catch return fail(internal_error, "the output changed size");
-    w.flush() catch return fail(internal_error, "the output changed size");
-    if (w.pos != n) return fail(internal_error, "the output changed size");
-    kernel.output_set(off, n);
-    return 0;
+    const buf = heap.alloc(u8, @intCast(counter.bytes_written)) catch return fail(internal_error, "out of memory");
+    defer heap.free(buf);
+    var fbs = std.io.fixedBufferStream(buf);
+    std.json.stringify(value, .{}, fbs.writer()) catch return fail(internal_error, "the output changed size");
+    if (fbs.pos != buf.len) return fail(internal_error, "the output changed size");
+    return output(buf);
 }
-
-/// KernelWriter writes into the kernel block [off, off+len), through a buffer.
-const KernelWriter = struct {
-    off: u64,
-    len: u64,
-    pos: u64 = 0, // bytes stored in the block
-    buf: [4096]u8 = undefined,
-    n: usize = 0, // bytes in buf
-
-    const Error = error{Overflow};
-
-    fn writer(self: *KernelWriter) std.io.Writer(*KernelWriter, Error, write) {
-        return .{ .context = self };
-    }
-
-    fn write(self: *KernelWriter, bytes: []const u8) Error!usize {
-        if (self.n == self.buf.len) try self.flush();
-        const k = @min(bytes.len, self.buf.len - self.n);
-        @memcpy(self.buf[self.n..][0..k], bytes[0..k]);
-        self.n += k;
-        return k;
-    }
-
-    fn flush(self: *KernelWriter) Error!void {
-        const b = self.buf[0..self.n];
-        if (b.len > self.len - self.pos) return error.Overflow;
-        const at = self.off + self.pos;
-        var i: usize = 0;
-        while (i + 8 <= b.len) : (i += 8) kernel.store_u64(at + i, std.mem.readIntLittle(u64, b[i..][0..8]));
-        if (i < b.len and b.len >= 8) { // the tail as one overlapping word
-            kernel.store_u64(at + b.len - 8, std.mem.readIntLittle(u64, b[b.len - 8 ..][0..8]));
-            i = b.len;
-        }
-        while (i < b.len) : (i += 1) kernel.store_u8(at + i, b[i]);
-        self.pos += b.len;
-        self.n = 0;
-    }
-};

@@ -1,10 +1,12 @@
 // mcphost's AssemblyScript example plugin: two prompts with arguments, and
 // completion of those arguments, written against the plugin ABI
-// (abi/ABI.md) with Extism's AssemblyScript PDK for input and output.
+// (abi/ABI.md) with Extism's AssemblyScript PDK for logging and the kernel's
+// declarations; input and output move through mcphost's input_read and
+// output_write (below).
 //
 // Build: ./build.sh (npm ci, then asc with --use abort=assembly/index/pluginAbort).
 import { Host, LogLevel } from "@extism/as-pdk";
-import { alloc, error_set, input_length, input_load_u64, input_load_u8, output_set, store_u64, store_u8 } from "@extism/as-pdk/lib/env";
+import { alloc, error_set, input_length, store_u64, store_u8 } from "@extism/as-pdk/lib/env";
 import { Kind, Parser, Value, quote, validUTF8 } from "./json";
 import { PROMPTS, Prompt, canonical, completions, findPrompt, render } from "./prompts";
 
@@ -47,32 +49,36 @@ function fail(code: i32, message: string): i32 {
 
 /** Sets the output, UTF-8 encoded. (The PDK's outputString sizes by UTF-16 length, not UTF-8 bytes.) */
 function output(json: string): i32 {
-  const off = toKernel(json);
-  output_set(off, <u64>kernelLength);
+  const b = String.UTF8.encode(json);
+  output_write(changetype<usize>(b), <u32>b.byteLength); // the host copies it at once
   return 0;
 }
 
-// The call's input and output move through Extism's kernel in 8-byte
-// words, the last length % 8 bytes as one word that ends at the end,
-// overlapping the one before: each kernel call costs about a microsecond,
-// and the PDK's Host.input and Host.output move that tail byte by byte.
+// The call's input and output move in one host call each, to and from this
+// module's own memory: input_read and output_write (ABI.md §7, "Moving
+// input and output"; mcphost from ABI draft 7 on). For an older host, read
+// the input with input_load_u64 and write the output with alloc, store_u64
+// and output_set, 8 bytes per call (ABI.md §6, "Cost"), as toKernel does
+// for the error text; the PDK's Host.input and Host.output move the last
+// length % 8 bytes byte by byte, at about a microsecond each.
 
-/** Reads the call's input. */
+// @ts-ignore: decorator
+@external("extism:host/user", "input_read")
+declare function input_read(dst: usize, offset: u64, length: u32): void;
+// @ts-ignore: decorator
+@external("extism:host/user", "output_write")
+declare function output_write(src: usize, length: u32): void;
+
+/** Reads the call's input, in one host call. */
 function readInput(): Uint8Array {
   const n = <i32>input_length();
   const b = new Uint8Array(n);
-  const p = b.dataStart;
-  let i = 0;
-  for (; i + 8 <= n; i += 8) store<u64>(p + <usize>i, input_load_u64(<u64>i));
-  if (i < n && n >= 8) {
-    store<u64>(p + <usize>(n - 8), input_load_u64(<u64>(n - 8)));
-    i = n;
-  }
-  for (; i < n; i++) b[i] = input_load_u8(<u64>i);
+  if (n > 0) input_read(b.dataStart, 0, <u32>n);
   return b;
 }
 
-/** Copies s, UTF-8 encoded, into a new kernel block; returns its offset and length. */
+/** Copies s, UTF-8 encoded, into a new kernel block and returns its offset:
+ * for error_set, which takes a block. */
 function toKernel(s: string): u64 {
   const b = Uint8Array.wrap(String.UTF8.encode(s));
   const n = b.length;
@@ -85,12 +91,8 @@ function toKernel(s: string): u64 {
     i = n;
   }
   for (; i < n; i++) store_u8(off + <u64>i, b[i]);
-  kernelLength = n;
   return off;
 }
-
-/** The length of the block toKernel filled last. */
-let kernelLength = 0;
 
 /** The error set by readRequest when it returns null. */
 let inputError = "";

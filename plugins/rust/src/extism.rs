@@ -1,10 +1,18 @@
 //! The Extism kernel, declared by hand (no PDK crate is reachable offline).
 //!
-//! mcphost runs plugins with Extism's kernel: the plugin's input, output and
-//! error live in the *kernel's* memory, not in this module's linear memory,
-//! and are reached through the functions below, imported from the module
-//! `extism:host/env` (abi/ABI.md §6). Offsets and lengths are i64 (`u64`
-//! here); a byte travels as an i32 (`u8` here, which Rust passes as i32).
+//! mcphost runs plugins with Extism's kernel: the error, and the blocks a
+//! plugin hands the kernel, live in the *kernel's* memory, not in this
+//! module's linear memory, and are reached through the functions below,
+//! imported from the module `extism:host/env` (abi/ABI.md §6). Offsets and
+//! lengths are i64 (`u64` here); a byte travels as an i32 (`u8` here, which
+//! Rust passes as i32).
+//!
+//! The input and the output move in one host call each, between the host
+//! and this module's own memory: `input_read` and `output_write`, from
+//! `extism:host/user` (ABI.md §7, "Moving input and output"; mcphost from
+//! ABI draft 7 on). For an older host, read the input with `input_load_u64`
+//! and write the output with `alloc`, `store_u64` and `output_set`, 8 bytes
+//! per call (ABI.md §6, "Cost"), as `to_kernel` does for the error.
 //!
 //! Only the functions this plugin calls end up imported: the linker drops
 //! the rest. The safe wrappers at the bottom are all the plugin uses.
@@ -13,55 +21,46 @@
 extern "C" {
     /// Length in bytes of this call's input.
     fn input_length() -> u64;
-    /// One byte of the input at `offset` (0 ≤ offset < input_length()).
-    fn input_load_u8(offset: u64) -> u8;
-    /// Eight bytes of the input at `offset`, little-endian.
-    fn input_load_u64(offset: u64) -> u64;
     /// Allocates `n` bytes of kernel memory; returns the block's offset, 0 on failure.
     fn alloc(n: u64) -> u64;
     /// Writes one byte of kernel memory.
     fn store_u8(offset: u64, value: u8);
     /// Writes eight bytes of kernel memory, little-endian.
     fn store_u64(offset: u64, value: u64);
-    /// Makes the `length` bytes at `offset` this call's output.
-    fn output_set(offset: u64, length: u64);
     /// Makes the UTF-8 text of the block at `offset` this call's error.
     fn error_set(offset: u64);
 }
 
-/// Reads this call's input. None when it does not fit in memory (the host's
-/// memory cap), so that the caller can answer with an error instead of
-/// trapping in the allocator.
+#[link(wasm_import_module = "extism:host/user")]
+extern "C" {
+    /// Copies the input's bytes `[offset, offset + length)` to `dst` in this
+    /// module's memory (i32, i64, i32). Traps when out of range.
+    fn input_read(dst: *mut u8, offset: u64, length: u32);
+    /// Makes the `length` bytes at `src` in this module's memory this
+    /// call's output, copied at once (i32, i32). Traps when out of range.
+    fn output_write(src: *const u8, length: u32);
+}
+
+/// Reads this call's input, in one host call. None when it does not fit in
+/// memory (the host's memory cap), so that the caller can answer with an
+/// error instead of trapping in the allocator.
 pub fn input() -> Option<Vec<u8>> {
-    // SAFETY: the kernel functions only read the kernel's own memory, within
-    // the bounds input_length() gives.
+    // SAFETY: input_read writes exactly n bytes at buf's start, within the
+    // capacity just reserved, and n is the input's length, so it is in range.
     unsafe {
         let n = input_length();
-        let len = usize::try_from(n).ok()?;
+        let len = u32::try_from(n).ok()?;
         let mut buf: Vec<u8> = Vec::new();
-        buf.try_reserve_exact(len).ok()?;
-        let mut i: u64 = 0;
-        while i + 8 <= n {
-            buf.extend_from_slice(&input_load_u64(i).to_le_bytes());
-            i += 8;
-        }
-        // The last n % 8 bytes as one word that ends at n, overlapping the
-        // one before: a byte-wise kernel call costs about a microsecond.
-        if i < n && n >= 8 {
-            let w = input_load_u64(n - 8).to_le_bytes();
-            buf.extend_from_slice(&w[(8 - (n - i) as usize)..]);
-            i = n;
-        }
-        while i < n {
-            buf.push(input_load_u8(i));
-            i += 1;
-        }
+        buf.try_reserve_exact(len as usize).ok()?;
+        input_read(buf.as_mut_ptr(), 0, len);
+        buf.set_len(len as usize);
         Some(buf)
     }
 }
 
 /// Copies `bytes` into a new kernel block and returns its offset (0 when the
-/// kernel could not allocate it).
+/// kernel could not allocate it). Only the error text goes this way
+/// (`error_set` takes a block).
 fn to_kernel(bytes: &[u8]) -> u64 {
     // SAFETY: every store is inside the block just allocated.
     unsafe {
@@ -80,7 +79,7 @@ fn to_kernel(bytes: &[u8]) -> u64 {
         let rest = chunks.remainder();
         if !rest.is_empty() && bytes.len() >= 8 {
             // The tail as one word that ends at the block's end, overlapping
-            // the one before (see input).
+            // the one before: a byte-wise kernel call costs about a microsecond.
             let mut word = [0u8; 8];
             word.copy_from_slice(&bytes[bytes.len() - 8..]);
             store_u64(off + bytes.len() as u64 - 8, u64::from_le_bytes(word));
@@ -94,14 +93,16 @@ fn to_kernel(bytes: &[u8]) -> u64 {
     }
 }
 
-/// Sets this call's output. False when the kernel had no memory for it.
+/// Sets this call's output, in one host call. False when it is longer
+/// than a 32-bit memory can hold (it cannot be).
 pub fn set_output(bytes: &[u8]) -> bool {
-    let off = to_kernel(bytes);
-    if off == 0 && !bytes.is_empty() {
-        return false;
-    }
-    // SAFETY: off..off+len is the block to_kernel filled.
-    unsafe { output_set(off, bytes.len() as u64) };
+    let len = match u32::try_from(bytes.len()) {
+        Ok(len) => len,
+        Err(_) => return false,
+    };
+    // SAFETY: bytes is len bytes of this module's memory; the host copies
+    // them before returning.
+    unsafe { output_write(bytes.as_ptr(), len) };
     true
 }
 

@@ -80,7 +80,7 @@ fn run(export: &str, f: impl FnOnce(&Value) -> Result<String, RpcError>) -> i32 
             if extism::set_output(out.as_bytes()) {
                 0
             } else {
-                1 // no memory even for the output: a plugin failure (kind 3)
+                1 // an output a 32-bit memory cannot hold: a plugin failure (kind 3)
             }
         }
         Err(e) => {
