@@ -9,8 +9,9 @@ package host
 //	H2 auth.Middleware      [server.auth]: a valid bearer token, else 401 (the metadata is mounted outside)
 //	H3 guardBatches         reads a POST body, once for every step (413 past go-sdk's limit); 400 for a batch the session may not send
 //	H4 checkToolScopes      [server.auth]: tool names decoded from that body; 403 insufficient_scope for a tools/call the token's scopes do not reach
-//	H5 trackIdleSessions    stateful: cancels the requests of a session go-sdk's idle timer closes
-//	H6 endRequestsOnDelete  DELETE: cancels the session's requests first, so go-sdk's close does not wait on them
+//	H5 limitSessions        stateful: 503 + Retry-After for a POST that would open a session past [server] max_sessions
+//	H6 trackIdleSessions    stateful: cancels the requests of a session go-sdk's idle timer closes
+//	H7 endRequestsOnDelete  DELETE: cancels the session's requests first, so go-sdk's close does not wait on them
 //	   go-sdk's Streamable HTTP handler: session, JSON-RPC decoding, one MCP request each
 //
 // Over stdio, ServeStdio's stdioBatches filter stands where H3 does.
@@ -59,12 +60,13 @@ import (
 )
 
 // httpChain wraps go-sdk's Streamable HTTP handler in the host's HTTP
-// middleware, H1 to H6 above (H1 sees a request first).
+// middleware, H1 to H7 above (H1 sees a request first).
 func (h *Host) httpChain(mcpHandler http.Handler, listenAddr string, stateless bool, sessionTimeout time.Duration) http.Handler {
 	// Built inside out: each wrap goes in front of the one before.
-	handler := h.endRequestsOnDelete(mcpHandler) // H6
+	handler := h.endRequestsOnDelete(mcpHandler) // H7
 	if !stateless {
-		handler = h.trackIdleSessions(sessionTimeout, handler) // H5
+		handler = h.trackIdleSessions(sessionTimeout, handler)     // H6
+		handler = h.limitSessions(h.settings.MaxSessions, handler) // H5
 	}
 	if h.auth != nil {
 		handler = h.checkToolScopes(handler) // H4
