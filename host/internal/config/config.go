@@ -144,8 +144,8 @@ const (
 	DefaultPageSize       = 100
 	DefaultSessionTimeout = 30 * time.Minute
 	// DefaultMaxSessions is max_sessions when the file does not set it:
-	// an idle session of a go-sdk client costs the host about 40 KB and 3
-	// goroutines, so the host holds at most ~40 MB of them (RATIONALE.md,
+	// an idle session of a go-sdk client costs the host about 46 KB and 3
+	// goroutines, so the host holds at most ~46 MB of them (RATIONALE.md,
 	// "A cap on open sessions").
 	DefaultMaxSessions = 1000
 	// MaxMaxSessions is the largest max_sessions accepted.
