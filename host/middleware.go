@@ -290,6 +290,41 @@ func (h *Host) recordRefusal(r *http.Request, c *catalog, info *mcpauth.TokenInf
 	}
 }
 
+// limitSessions refuses, while max sessions are open, a request that
+// would open another — a POST without Mcp-Session-Id: go-sdk makes a
+// session for every such POST, whatever it carries, and keeps it when the
+// POST initializes it — with HTTP 503, Retry-After and a JSON-RPC error
+// (codeTooManySessions) naming max_sessions, before go-sdk makes one.
+// Requests of open sessions, and DELETEs ending them, always pass (so do
+// GETs, which go-sdk refuses without a session). Only for the stateful
+// transport: stateless serving has no sessions. The count: sessionLimit.
+func (h *Host) limitSessions(max int, next http.Handler) http.Handler {
+	limit := newSessionLimit(max, h.initializedSessions)
+	message := fmt.Sprintf("too many sessions open (max_sessions = %d): try again later, or end an unused session (DELETE)", limit.max)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		ok, warn := limit.admit()
+		if !ok {
+			h.metrics.sessionsRefused.Inc()
+			if warn > 0 {
+				h.logger.Warn("new session refused: max_sessions are open", "max_sessions", limit.max, "refused_since_last_warning", warn, "remote", r.RemoteAddr)
+			} else {
+				h.logger.Debug("new session refused: max_sessions are open", "max_sessions", limit.max, "remote", r.RemoteAddr)
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Retry-After", sessionRetryAfter)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write(rpcErrorBody(codeTooManySessions, message))
+			return
+		}
+		defer limit.done()
+		next.ServeHTTP(w, r)
+	})
+}
+
 // trackIdleSessions follows the POSTs of each session for idle, when
 // sessions time out (timeout > 0).
 func (h *Host) trackIdleSessions(timeout time.Duration, next http.Handler) http.Handler {

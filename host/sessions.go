@@ -1,9 +1,6 @@
 package host
 
 import (
-	"fmt"
-	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -15,10 +12,11 @@ const (
 	// because max_sessions sessions are open (server-defined range, beside
 	// codeTooManyRequests).
 	codeTooManySessions = -32011
-	// sessionRetryAfter is the Retry-After of that refusal: sessions end
-	// at unforeseeable times (a client's DELETE, session_timeout), so a
-	// client tries again soon, each try costing one count of the sessions.
-	sessionRetryAfter = 5 * time.Second
+	// sessionRetryAfter is the Retry-After (seconds) of that refusal:
+	// sessions end at unforeseeable times (a client's DELETE,
+	// session_timeout), so a client tries again soon, each try costing one
+	// count of the sessions.
+	sessionRetryAfter = "5"
 	// sessionWarnEvery is how often, at most, a refusal is logged at warn
 	// level; the others are counted into the next warning (and logged at
 	// debug), so a client opening sessions in a loop cannot flood the log.
@@ -41,6 +39,16 @@ type sessionLimit struct {
 	opening  int       // admitted requests without a session still being served
 	refused  int       // refusals not yet in a warning
 	lastWarn time.Time // of the last warning
+}
+
+// newSessionLimit returns the limit of max sessions, counted by count;
+// max <= 0 (settings not read from a file) is config.DefaultMaxSessions:
+// there is no way to turn the cap off.
+func newSessionLimit(max int, count func() int) *sessionLimit {
+	if max <= 0 {
+		max = config.DefaultMaxSessions
+	}
+	return &sessionLimit{max: max, count: count}
 }
 
 // admit reserves room for one more session, or reports false when max are
@@ -78,43 +86,4 @@ func (h *Host) initializedSessions() int {
 		}
 	}
 	return n
-}
-
-// limitSessions refuses, while max sessions are open, a request that
-// would open another — a POST without Mcp-Session-Id: go-sdk makes a
-// session for every such POST, whatever it carries, and keeps it when the
-// POST initializes it — with HTTP 503, Retry-After and a JSON-RPC error
-// (codeTooManySessions) naming max_sessions, before go-sdk makes one.
-// Requests of open sessions, and DELETEs ending them, always pass (so do
-// GETs, which go-sdk refuses without a session). Only for
-// the stateful transport: stateless serving has no sessions.
-func (h *Host) limitSessions(max int, next http.Handler) http.Handler {
-	if max <= 0 { // settings not read from a file: no way to turn the cap off
-		max = config.DefaultMaxSessions
-	}
-	limit := &sessionLimit{max: max, count: h.initializedSessions}
-	message := fmt.Sprintf("too many sessions open (max_sessions = %d): try again later, or end an unused session (DELETE)", max)
-	retryAfter := strconv.Itoa(int(sessionRetryAfter / time.Second))
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		ok, warn := limit.admit()
-		if !ok {
-			h.metrics.sessionsRefused.Inc()
-			if warn > 0 {
-				h.logger.Warn("new session refused: max_sessions are open", "max_sessions", max, "refused_since_last_warning", warn, "remote", r.RemoteAddr)
-			} else {
-				h.logger.Debug("new session refused: max_sessions are open", "max_sessions", max, "remote", r.RemoteAddr)
-			}
-			w.Header().Set("Content-Type", "application/json")
-			w.Header().Set("Retry-After", retryAfter)
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write(rpcErrorBody(codeTooManySessions, message))
-			return
-		}
-		defer limit.done()
-		next.ServeHTTP(w, r)
-	})
 }
