@@ -22,6 +22,9 @@ type metrics struct {
 	duration *prometheus.HistogramVec
 	reloads  *prometheus.CounterVec
 	sessions prometheus.Counter
+	// sessionsRefused counts requests refused because max_sessions
+	// sessions were open (limitSessions).
+	sessionsRefused prometheus.Counter
 }
 
 func newMetrics(h *Host) *metrics {
@@ -44,8 +47,12 @@ func newMetrics(h *Host) *metrics {
 			Name: "mcphost_sessions_started_total",
 			Help: "MCP sessions initialized.",
 		}),
+		sessionsRefused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mcphost_sessions_refused_total",
+			Help: "Requests that would have opened an HTTP session, refused with 503 because [server] max_sessions sessions were open.",
+		}),
 	}
-	m.registry.MustRegister(m.calls, m.duration, m.reloads, m.sessions, &hostCollector{h: h},
+	m.registry.MustRegister(m.calls, m.duration, m.reloads, m.sessions, m.sessionsRefused, &hostCollector{h: h},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -86,6 +86,9 @@ type Server struct {
 	AllowedOrigins []string
 	// SessionTimeout closes HTTP sessions idle this long.
 	SessionTimeout time.Duration
+	// MaxSessions is the most sessions the stateful HTTP transport keeps
+	// open at once; a request that would open another is refused.
+	MaxSessions int
 	// Watch reloads plugins and the config when their files change.
 	Watch bool
 	// LockFile records what each plugin offered when it was accepted
@@ -140,6 +143,13 @@ const (
 	DefaultListen         = "127.0.0.1:8808"
 	DefaultPageSize       = 100
 	DefaultSessionTimeout = 30 * time.Minute
+	// DefaultMaxSessions is max_sessions when the file does not set it:
+	// an idle session of a go-sdk client costs the host about 46 KB and 3
+	// goroutines, so the host holds at most ~46 MB of them (RATIONALE.md,
+	// "A cap on open sessions").
+	DefaultMaxSessions = 1000
+	// MaxMaxSessions is the largest max_sessions accepted.
+	MaxMaxSessions = 1000000
 	// DefaultIdleTimeout is how long a plugin may go without a call before
 	// its instances and compiled module are released.
 	DefaultIdleTimeout = 5 * time.Minute
@@ -250,6 +260,7 @@ type fileConfig struct {
 		ListTTL        string   `toml:"list_ttl"`
 		AllowedOrigins []string `toml:"allowed_origins"`
 		SessionTimeout string   `toml:"session_timeout"`
+		MaxSessions    *int     `toml:"max_sessions"`
 		Watch          *bool    `toml:"watch"`
 		LockFile       *string  `toml:"lock_file"`
 		DrainDelay     string   `toml:"drain_delay"`
@@ -306,7 +317,7 @@ type filePlugin struct {
 
 var knownKeys = map[string][]string{
 	"server": {"name", "log_level", "cache_dir", "transport", "listen", "stateless", "page_size", "max_memory_mb", "list_ttl",
-		"allowed_origins", "session_timeout", "watch", "lock_file", "drain_delay", "metrics", "audit", "auth", "plugin_store", "trusted_keys",
+		"allowed_origins", "session_timeout", "max_sessions", "watch", "lock_file", "drain_delay", "metrics", "audit", "auth", "plugin_store", "trusted_keys",
 		"trusted_root", "signer_subject", "signer_issuer"},
 	"server.metrics": {"enabled", "listen"},
 	"server.audit":   {"file", "arguments"},
@@ -554,6 +565,14 @@ func convertServer(path string, idx lineIndex, fc fileConfig, s *Server) []error
 	s.ListTTL = parseDuration("list_ttl", fs.ListTTL, 0, true)
 	s.SessionTimeout = parseDuration("session_timeout", fs.SessionTimeout, DefaultSessionTimeout, false)
 	s.DrainDelay = parseDuration("drain_delay", fs.DrainDelay, 0, true)
+	s.MaxSessions = DefaultMaxSessions
+	if fs.MaxSessions != nil {
+		if *fs.MaxSessions < 1 || *fs.MaxSessions > MaxMaxSessions {
+			bad("max_sessions", "%d is out of range (expected 1 to %d)", *fs.MaxSessions, MaxMaxSessions)
+		} else {
+			s.MaxSessions = *fs.MaxSessions
+		}
+	}
 	s.Metrics.Enabled = fs.Metrics.Enabled
 	s.Metrics.Listen = fs.Metrics.Listen
 	if s.Metrics.Listen != "" {
