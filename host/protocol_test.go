@@ -64,6 +64,34 @@ func TestEverythingEcho(t *testing.T) {
 	t.Error("echo not listed")
 }
 
+// TestArgumentsDifferingOnlyInCaseAreRefused: {"region": "eu", "REGION":
+// "us"} passes test_x_mcp_header's schema, which allows other properties
+// (REGION is just another one to it), and the plugin, matching keys
+// case-insensitively as encoding/json does, would read region as "us", a
+// value the schema never checked as region. The host refuses such a key
+// before the plugin sees it; the key as declared still passes.
+func TestArgumentsDifferingOnlyInCaseAreRefused(t *testing.T) {
+	cs := connect(t, everythingHost(t), nil, "")
+	for _, args := range []string{`{"region":"eu","REGION":"us"}`, `{"Region":"us"}`, `{"region":"eu","level":1,"LEVEL":"x"}`} {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "test_x_mcp_header", Arguments: json.RawMessage(args)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		if len(res.Content) > 0 {
+			if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+				got = tc.Text
+			}
+		}
+		if !res.IsError || !strings.Contains(got, "only in case") {
+			t.Errorf("test_x_mcp_header(%s) = %q isError=%v, want it refused", args, got, res.IsError)
+		}
+	}
+	if res, got := callText(t, cs, "test_x_mcp_header", map[string]any{"region": "eu", "other": "x"}); res.IsError || got != "region=eu" {
+		t.Errorf("test_x_mcp_header(region) = %q isError=%v", got, res.IsError)
+	}
+}
+
 // connect connects a go-sdk client with opts, speaking protocol version
 // (empty: the newest), to h over an in-memory transport.
 func connect(t *testing.T, h *host.Host, opts *mcp.ClientOptions, version string) *mcp.ClientSession {

@@ -355,6 +355,9 @@ func checkArguments(tool Tool, raw json.RawMessage) (json.RawMessage, error) {
 	if err := tool.Input.Validate(args); err != nil {
 		return nil, fmt.Errorf("tool %q: invalid arguments: %s", tool.MCP.Name, shorten(plainValidationError(err.Error(), "argument")))
 	}
+	if err := tool.Input.CheckKeyCase(args); err != nil {
+		return nil, fmt.Errorf("tool %q: invalid arguments: %s", tool.MCP.Name, shorten(err.Error()))
+	}
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return json.RawMessage("{}"), nil
 	}

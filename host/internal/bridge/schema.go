@@ -33,6 +33,7 @@ const (
 type Schema struct {
 	resolved *jsonschema.Resolved
 	root     *node
+	names    declaredNames
 
 	// deferred, when set, is the schema as listed, to check and resolve
 	// at its first use (Limits.Deferred); once guards that, and err is
@@ -53,21 +54,39 @@ type deferredSchema struct {
 // whose check could take more work than its budget, or whose errors could
 // take more memory (see node.bound), is refused unchecked.
 func (s *Schema) Validate(v any) error {
+	if err := s.ready(); err != nil {
+		return err
+	}
+	if err := s.root.bound(v); err != nil {
+		return fmt.Errorf("not checked: %w", err)
+	}
+	return s.resolved.Validate(v)
+}
+
+// ready checks and resolves a deferred schema, once.
+func (s *Schema) ready() error {
 	if d := s.deferred; d != nil {
 		d.once.Do(func() {
 			var built *Schema
 			if built, d.err = build(d.raw, d.fields); d.err == nil {
-				s.resolved, s.root = built.resolved, built.root
+				s.resolved, s.root, s.names = built.resolved, built.root, built.names
 			}
 		})
 		if d.err != nil {
 			return fmt.Errorf("not checked: the schema, checked when its plugin's description was cached, is refused now: %w", d.err)
 		}
 	}
-	if err := s.root.bound(v); err != nil {
-		return fmt.Errorf("not checked: %w", err)
+	return nil
+}
+
+// CheckKeyCase refuses v, decoded tool arguments, when an object in it
+// has a key that equals a property the schema declares except for case
+// (keycase.go says why). Call it after Validate, which readies the schema.
+func (s *Schema) CheckKeyCase(v any) error {
+	if err := s.ready(); err != nil {
+		return err
 	}
-	return s.resolved.Validate(v)
+	return s.names.check(v)
 }
 
 // schemaCache resolves each distinct schema of one listing once: many
@@ -152,7 +171,7 @@ func build(raw json.RawMessage, fields map[string]reflect.StructField) (*Schema,
 	if err := root.bound(nil); err != nil {
 		return nil, fmt.Errorf("validating even a single value against it %w", err)
 	}
-	return &Schema{resolved: resolved, root: root}, nil
+	return &Schema{resolved: resolved, root: root, names: collectDeclaredNames(doc)}, nil
 }
 
 // refuseRemote is the loader jsonschema-go calls for a $ref outside the
