@@ -49,8 +49,10 @@ func (h *Host) reload(ctx context.Context, announced map[string]map[string]bool)
 			h.reportError(ctx, err)
 			return err
 		}
-		if was, now := cfg.Written, next.Written; now.Transport != was.Transport || now.Listen != was.Listen || now.Stateless != was.Stateless {
-			h.logger.Warn("reload: [server] transport settings take effect on restart only")
+		// Compared as the files say them: flags (serve --http, --stateless)
+		// override the file, and are not a change.
+		if changed := config.ChangedServerKeys(cfg.Written, next.Written); len(changed) > 0 {
+			h.logger.Warn("reload: [server] settings take effect on restart only; these changed and are not applied", "keys", changed)
 		}
 		// Server-wide settings stay as started; plugins follow the file.
 		next.Server = cfg.Server

@@ -320,9 +320,9 @@ func TestReloadUnderLoad(t *testing.T) {
 }
 
 // TestReloadComparesTransportWithTheFile: flags (serve --stateless, --http)
-// override [server]; a reload warns that transport settings wait for a
+// override [server]; a reload warns that [server] settings wait for a
 // restart only when the file changed them, not on every reload because the
-// flags differ from the file.
+// flags differ from the file, and names what changed.
 func TestReloadComparesTransportWithTheFile(t *testing.T) {
 	path := testutil.WriteConfig(t, "[server]\nwatch = false\n[[plugin]]\nname = \"hello\"\npath = \""+testutil.GoPlugin(t, "plugins/hello")+"\"\n")
 	cfg, err := host.LoadConfig(path)
@@ -336,7 +336,7 @@ func TestReloadComparesTransportWithTheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close(context.Background())
-	const warning = "transport settings take effect on restart only"
+	const warning = "settings take effect on restart only"
 	if err := h.Reload(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -344,13 +344,13 @@ func TestReloadComparesTransportWithTheFile(t *testing.T) {
 		t.Errorf("a reload of an unchanged file warned:\n%s", logs.String())
 	}
 	text, _ := os.ReadFile(path)
-	if err := os.WriteFile(path, []byte(strings.Replace(string(text), "[server]\n", "[server]\nstateless = true\n", 1)), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(strings.Replace(string(text), "[server]\n", "[server]\nstateless = true\nmax_sessions = 5\n", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Reload(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(logs.String(), warning) {
-		t.Errorf("a reload of a file whose transport changed did not warn:\n%s", logs.String())
+	if !strings.Contains(logs.String(), warning) || !strings.Contains(logs.String(), `keys=["stateless", "max_sessions"]`) {
+		t.Errorf("a reload of a file whose stateless and max_sessions changed did not warn naming them:\n%s", logs.String())
 	}
 }

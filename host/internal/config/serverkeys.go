@@ -1,0 +1,28 @@
+package config
+
+import "reflect"
+
+// serverKeys names each field of Server by its key in [server] (a table's
+// fields by the table's name), for ChangedServerKeys.
+var serverKeys = map[string]string{
+	"Name": "name", "LogLevel": "log_level", "CacheDir": "cache_dir", "Transport": "transport",
+	"Listen": "listen", "Stateless": "stateless", "PageSize": "page_size", "MaxMemoryMB": "max_memory_mb",
+	"ListTTL": "list_ttl", "AllowedOrigins": "allowed_origins", "SessionTimeout": "session_timeout",
+	"MaxSessions": "max_sessions", "Watch": "watch", "LockFile": "lock_file", "DrainDelay": "drain_delay",
+	"Metrics": "metrics", "Audit": "audit", "Auth": "auth", "PluginStore": "plugin_store",
+	"TrustedKeys": "trusted_keys", "TrustedRoot": "trusted_root", "SignerSubject": "signer_subject",
+	"SignerIssuer": "signer_issuer",
+}
+
+// ChangedServerKeys returns the [server] keys whose values differ between
+// was and now, in the order Server declares them.
+func ChangedServerKeys(was, now Server) []string {
+	wv, nv := reflect.ValueOf(was), reflect.ValueOf(now)
+	var keys []string
+	for i := range wv.NumField() {
+		if !reflect.DeepEqual(wv.Field(i).Interface(), nv.Field(i).Interface()) {
+			keys = append(keys, serverKeys[wv.Type().Field(i).Name])
+		}
+	}
+	return keys
+}
