@@ -49,6 +49,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
@@ -299,7 +300,7 @@ func (h *Host) recordRefusal(r *http.Request, c *catalog, info *mcpauth.TokenInf
 // GETs, which go-sdk refuses without a session). Only for the stateful
 // transport: stateless serving has no sessions. The count: sessionLimit.
 func (h *Host) limitSessions(max int, next http.Handler) http.Handler {
-	limit := newSessionLimit(max, h.initializedSessions)
+	limit := newSessionLimit(max, h.openSessions)
 	message := fmt.Sprintf("too many sessions open (max_sessions = %d): try again later, or end an unused session (DELETE)", limit.max)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
@@ -320,10 +321,43 @@ func (h *Host) limitSessions(max int, next http.Handler) http.Handler {
 			_, _ = w.Write(rpcErrorBody(codeTooManySessions, message))
 			return
 		}
-		defer limit.done()
-		next.ServeHTTP(w, r)
+		// The reservation ends when go-sdk answers (it holds the session
+		// it names in that answer, counted from then on among the open
+		// ones) or, failing an answer, when the request ends: a client
+		// that has its answer and opens another session is never refused
+		// for this one twice.
+		answered := &answerWatch{ResponseWriter: w, done: sync.OnceFunc(limit.done)}
+		defer answered.done()
+		next.ServeHTTP(answered, r)
 	})
 }
+
+// answerWatch calls done when the answer's header is written.
+type answerWatch struct {
+	http.ResponseWriter
+	done func()
+}
+
+// WriteHeader implements http.ResponseWriter.
+func (a *answerWatch) WriteHeader(code int) {
+	a.done()
+	a.ResponseWriter.WriteHeader(code)
+}
+
+// Write implements http.ResponseWriter.
+func (a *answerWatch) Write(b []byte) (int, error) {
+	a.done()
+	return a.ResponseWriter.Write(b)
+}
+
+// Flush implements http.Flusher, for a writer that asserts it.
+func (a *answerWatch) Flush() {
+	a.done()
+	_ = http.NewResponseController(a.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the writer underneath.
+func (a *answerWatch) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 
 // trackIdleSessions follows the POSTs of each session for idle, when
 // sessions time out (timeout > 0).

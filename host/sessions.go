@@ -24,19 +24,21 @@ const (
 )
 
 // sessionLimit admits new stateful HTTP sessions while fewer than max are
-// open. It counts the sessions go-sdk holds that are initialized, plus the
-// requests it admitted that are still being served (each may be making
-// one): go-sdk keeps a session past its first POST only when that POST
-// initialized it, so no session escapes the count, and one admitted and
-// initialized meanwhile is counted twice, never less than once, until its
-// first POST ends. Counting is O(open sessions), done once per request
-// that would open a session, never for requests of open sessions.
+// open. It counts the sessions go-sdk holds, initialized or not, plus the
+// requests it admitted that go-sdk has not answered yet (each may be
+// making one). go-sdk holds a new session before it answers the request
+// that made it, and drops it when that request ends unless it initialized
+// it: so no session escapes the count, and a request's session is counted
+// twice only until its answer, which is also when a client can first ask
+// for another (limitSessions ends the reservation there). Counting is
+// O(open sessions), done once per request that would open a session, never
+// for requests of open sessions.
 type sessionLimit struct {
 	max   int
-	count func() int // initialized sessions open now
+	count func() int // sessions go-sdk holds now
 
 	mu       sync.Mutex
-	opening  int       // admitted requests without a session still being served
+	opening  int       // admitted requests go-sdk has not answered yet
 	refused  int       // refusals not yet in a warning
 	lastWarn time.Time // of the last warning
 }
@@ -76,14 +78,13 @@ func (l *sessionLimit) done() {
 	l.mu.Unlock()
 }
 
-// initializedSessions counts the sessions of the host's MCP server that
-// have been initialized.
-func (h *Host) initializedSessions() int {
+// openSessions counts the sessions of the host's MCP server, initialized
+// or not: go-sdk holds one from the first POST of a new session, and drops
+// it at the end of that POST unless it initialized it.
+func (h *Host) openSessions() int {
 	n := 0
-	for ss := range h.server.Sessions() {
-		if ss.InitializeParams() != nil {
-			n++
-		}
+	for range h.server.Sessions() {
+		n++
 	}
 	return n
 }
