@@ -25,14 +25,15 @@ import (
 )
 
 // authFixture is a host serving hello over HTTP as an OAuth resource
-// server, with an issuer whose key the test holds.
+// server, with an issuer whose key the test holds. newAuthFixture adds
+// serverLines (e.g. "max_sessions_per_user = 2") to its [server] table.
 type authFixture struct {
 	endpoint, base, issuer string
 	key                    *ecdsa.PrivateKey
 	auditFile              string
 }
 
-func newAuthFixture(t *testing.T) *authFixture {
+func newAuthFixture(t *testing.T, serverLines ...string) *authFixture {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -61,6 +62,7 @@ func newAuthFixture(t *testing.T) *authFixture {
 	cfgText := fmt.Sprintf(`
 [server]
 watch = false
+%s
 [server.auth]
 issuer = %q
 audience = %q
@@ -78,7 +80,7 @@ path = %q
 prefix = "ev_"
 scopes = ["admin"]
 tool_scopes = { test_simple_text = ["files:read", "files:write"] }
-`, f.issuer, f.endpoint, testutil.GoPlugin(t, "plugins/hello"), testutil.GoPlugin(t, "plugins/everything"))
+`, strings.Join(serverLines, "\n"), f.issuer, f.endpoint, testutil.GoPlugin(t, "plugins/hello"), testutil.GoPlugin(t, "plugins/everything"))
 	if err := os.WriteFile(cfgPath, []byte(cfgText), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ package host
 //	H2 auth.Middleware      [server.auth]: a valid bearer token, else 401 (the metadata is mounted outside)
 //	H3 guardBatches         reads a POST body, once for every step (413 past go-sdk's limit); 400 for a batch the session may not send
 //	H4 checkToolScopes      [server.auth]: tool names decoded from that body; 403 insufficient_scope for a tools/call the token's scopes do not reach
-//	H5 limitSessions        stateful: 503 + Retry-After for a POST that would open a session past [server] max_sessions
+//	H5 limitSessions        stateful: 503 + Retry-After for a POST that would open a session past [server] max_sessions (or, with auth, its user's max_sessions_per_user)
 //	H6 trackIdleSessions    stateful: cancels the requests of a session go-sdk's idle timer closes
 //	H7 endRequestsOnDelete  DELETE: cancels the session's requests first, so go-sdk's close does not wait on them
 //	   go-sdk's Streamable HTTP handler: session, JSON-RPC decoding, one MCP request each
@@ -49,7 +49,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
@@ -66,8 +65,8 @@ func (h *Host) httpChain(mcpHandler http.Handler, listenAddr string, stateless b
 	// Built inside out: each wrap goes in front of the one before.
 	handler := h.endRequestsOnDelete(mcpHandler) // H7
 	if !stateless {
-		handler = h.trackIdleSessions(sessionTimeout, handler)     // H6
-		handler = h.limitSessions(h.settings.MaxSessions, handler) // H5
+		handler = h.trackIdleSessions(sessionTimeout, handler)                                    // H6
+		handler = h.limitSessions(h.settings.MaxSessions, h.settings.MaxSessionsPerUser, handler) // H5
 	}
 	if h.auth != nil {
 		handler = h.checkToolScopes(handler) // H4
@@ -295,69 +294,47 @@ func (h *Host) recordRefusal(r *http.Request, c *catalog, info *mcpauth.TokenInf
 // would open another — a POST without Mcp-Session-Id: go-sdk makes a
 // session for every such POST, whatever it carries, and keeps it when the
 // POST initializes it — with HTTP 503, Retry-After and a JSON-RPC error
-// (codeTooManySessions) naming max_sessions, before go-sdk makes one.
-// Requests of open sessions, and DELETEs ending them, always pass (so do
-// GETs, which go-sdk refuses without a session). Only for the stateful
-// transport: stateless serving has no sessions. The count: sessionLimit.
-func (h *Host) limitSessions(max int, next http.Handler) http.Handler {
-	limit := newSessionLimit(max, h.openSessions)
-	message := fmt.Sprintf("too many sessions open (max_sessions = %d): try again later, or end an unused session (DELETE)", limit.max)
+// (codeTooManySessions) naming max_sessions, before go-sdk makes one. With
+// [server.auth] it refuses one alike (naming max_sessions_per_user) while
+// the token's user holds perUser sessions, and records the session such a
+// POST opens as that user's (sessionRecorder). Requests of open sessions,
+// and DELETEs ending them, always pass (so do GETs, which go-sdk refuses
+// without a session). Only for the stateful transport: stateless serving
+// has no sessions. The count: sessionLimit.
+func (h *Host) limitSessions(max, perUser int, next http.Handler) http.Handler {
+	limit := newSessionLimit(max, perUser, h.server.Sessions)
+	messages := map[string]string{
+		"max_sessions":          fmt.Sprintf("too many sessions open (max_sessions = %d): try again later, or end an unused session (DELETE)", limit.max),
+		"max_sessions_per_user": fmt.Sprintf("too many sessions open for this user (max_sessions_per_user = %d): end an unused session of yours (DELETE), or try again later", limit.perUser),
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
 			next.ServeHTTP(w, r)
 			return
 		}
-		ok, warn := limit.admit()
-		if !ok {
+		user := ""
+		if info := mcpauth.TokenInfoFromContext(r.Context()); info != nil && h.auth != nil {
+			user = info.UserID
+		}
+		refusedBy, warn := limit.admit(user)
+		if refusedBy != "" {
 			h.metrics.sessionsRefused.Inc()
 			if warn > 0 {
-				h.logger.Warn("new session refused: max_sessions are open", "max_sessions", limit.max, "refused_since_last_warning", warn, "remote", r.RemoteAddr)
+				h.logger.Warn("new session refused: "+refusedBy+" are open", "max_sessions", limit.max, "max_sessions_per_user", limit.perUser, "user", user, "refused_since_last_warning", warn, "remote", r.RemoteAddr)
 			} else {
-				h.logger.Debug("new session refused: max_sessions are open", "max_sessions", limit.max, "remote", r.RemoteAddr)
+				h.logger.Debug("new session refused: "+refusedBy+" are open", "max_sessions", limit.max, "max_sessions_per_user", limit.perUser, "user", user, "remote", r.RemoteAddr)
 			}
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Retry-After", sessionRetryAfter)
 			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write(rpcErrorBody(codeTooManySessions, message))
+			_, _ = w.Write(rpcErrorBody(codeTooManySessions, messages[refusedBy]))
 			return
 		}
-		// The reservation ends when go-sdk answers (it holds the session
-		// it names in that answer, counted from then on among the open
-		// ones) or, failing an answer, when the request ends: a client
-		// that has its answer and opens another session is never refused
-		// for this one twice.
-		answered := &answerWatch{ResponseWriter: w, done: sync.OnceFunc(limit.done)}
-		defer answered.done()
-		next.ServeHTTP(answered, r)
+		rec := &sessionRecorder{ResponseWriter: w, limit: limit, user: user}
+		defer rec.done()
+		next.ServeHTTP(rec, r)
 	})
 }
-
-// answerWatch calls done when the answer's header is written.
-type answerWatch struct {
-	http.ResponseWriter
-	done func()
-}
-
-// WriteHeader implements http.ResponseWriter.
-func (a *answerWatch) WriteHeader(code int) {
-	a.done()
-	a.ResponseWriter.WriteHeader(code)
-}
-
-// Write implements http.ResponseWriter.
-func (a *answerWatch) Write(b []byte) (int, error) {
-	a.done()
-	return a.ResponseWriter.Write(b)
-}
-
-// Flush implements http.Flusher, for a writer that asserts it.
-func (a *answerWatch) Flush() {
-	a.done()
-	_ = http.NewResponseController(a.ResponseWriter).Flush()
-}
-
-// Unwrap lets http.ResponseController reach the writer underneath.
-func (a *answerWatch) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 
 // trackIdleSessions follows the POSTs of each session for idle, when
 // sessions time out (timeout > 0).

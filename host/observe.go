@@ -49,7 +49,7 @@ func newMetrics(h *Host) *metrics {
 		}),
 		sessionsRefused: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "mcphost_sessions_refused_total",
-			Help: "Requests that would have opened an HTTP session, refused with 503 because [server] max_sessions sessions were open.",
+			Help: "Requests that would have opened an HTTP session, refused with 503 because [server] max_sessions sessions (or the token user's max_sessions_per_user) were open.",
 		}),
 	}
 	m.registry.MustRegister(m.calls, m.duration, m.reloads, m.sessions, m.sessionsRefused, &hostCollector{h: h},

@@ -135,3 +135,63 @@ func TestMaxSessionsHoldsUnderConcurrentOpens(t *testing.T) {
 		t.Errorf("%d of %d concurrent initializes opened a session, want 1 to 3 (max_sessions = 3)", opened, n)
 	}
 }
+
+// TestAuthMaxSessionsPerUser: with [server.auth] and max_sessions_per_user
+// = 2, alice opens two sessions (go-sdk clients); her third is refused
+// before go-sdk with 503, Retry-After and a JSON-RPC error naming
+// max_sessions_per_user (the raw answer, and go-sdk's Connect fails),
+// while bob still connects and her two sessions keep working; once she
+// ends one (DELETE), she connects again, and is at her cap again.
+func TestAuthMaxSessionsPerUser(t *testing.T) {
+	f := newAuthFixture(t, "max_sessions = 10", "max_sessions_per_user = 2")
+	alice, bob := f.tokenOf(t, "alice", "mcp"), f.tokenOf(t, "bob", "mcp")
+	var hers []*mcp.ClientSession
+	for i := range 2 {
+		cs, err := f.connect(t, alice)
+		if err != nil {
+			t.Fatalf("alice's session %d: %v", i+1, err)
+		}
+		hers = append(hers, cs)
+	}
+
+	status, header, body := postMCPAs(t, f.endpoint, alice, "", "", initializeBody)
+	if status != http.StatusServiceUnavailable || header.Get("Retry-After") == "" {
+		t.Fatalf("alice's third initialize: status %d, Retry-After %q, want 503 with Retry-After (%s)", status, header.Get("Retry-After"), body)
+	}
+	var answer struct {
+		Error *struct {
+			Code    int64  `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(body), &answer); err != nil || answer.Error == nil ||
+		answer.Error.Code != -32011 || !strings.Contains(answer.Error.Message, "max_sessions_per_user = 2") {
+		t.Errorf("alice's third initialize: body %s (%v), want a JSON-RPC error -32011 naming max_sessions_per_user = 2", body, err)
+	}
+	if _, err := f.connect(t, alice); err == nil {
+		t.Fatal("alice's third go-sdk client connected past max_sessions_per_user = 2")
+	}
+
+	cs, err := f.connect(t, bob)
+	if err != nil {
+		t.Fatalf("bob, while alice is at her cap: %v", err)
+	}
+	if _, text := callText(t, cs, "echo", map[string]any{"text": "bob here"}); text != "bob here" {
+		t.Errorf("bob's session: echo = %q", text)
+	}
+	for i, cs := range hers {
+		if _, text := callText(t, cs, "echo", map[string]any{"text": "still here"}); text != "still here" {
+			t.Errorf("alice's session %d at her cap: echo = %q", i+1, text)
+		}
+	}
+
+	if err := hers[0].Close(); err != nil { // DELETE
+		t.Fatalf("close one of alice's sessions: %v", err)
+	}
+	if _, err := f.connect(t, alice); err != nil {
+		t.Fatalf("alice, after ending one of her sessions: %v", err)
+	}
+	if status, _, body := postMCPAs(t, f.endpoint, alice, "", "", initializeBody); status != http.StatusServiceUnavailable {
+		t.Errorf("alice at her cap again: initialize status %d, want 503 (%s)", status, body)
+	}
+}

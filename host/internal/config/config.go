@@ -89,6 +89,9 @@ type Server struct {
 	// MaxSessions is the most sessions the stateful HTTP transport keeps
 	// open at once; a request that would open another is refused.
 	MaxSessions int
+	// MaxSessionsPerUser is the most of those one token user ([server.auth])
+	// may hold at once; without auth there is no user and it does not apply.
+	MaxSessionsPerUser int
 	// Watch reloads plugins and the config when their files change.
 	Watch bool
 	// LockFile records what each plugin offered when it was accepted
@@ -148,6 +151,12 @@ const (
 	// goroutines, so the host holds at most ~46 MB of them (RATIONALE.md,
 	// "A cap on open sessions").
 	DefaultMaxSessions = 1000
+	// DefaultMaxSessionsPerUser is max_sessions_per_user when the file does
+	// not set it (or max_sessions, when that is smaller): a tenth of the
+	// default max_sessions, so ten users can each fill theirs and one user
+	// alone can never take every session (RATIONALE.md, "A cap on open
+	// sessions").
+	DefaultMaxSessionsPerUser = 100
 	// MaxMaxSessions is the largest max_sessions accepted.
 	MaxMaxSessions = 1000000
 	// DefaultIdleTimeout is how long a plugin may go without a call before
@@ -261,6 +270,7 @@ type fileConfig struct {
 		AllowedOrigins []string `toml:"allowed_origins"`
 		SessionTimeout string   `toml:"session_timeout"`
 		MaxSessions    *int     `toml:"max_sessions"`
+		MaxPerUser     *int     `toml:"max_sessions_per_user"`
 		Watch          *bool    `toml:"watch"`
 		LockFile       *string  `toml:"lock_file"`
 		DrainDelay     string   `toml:"drain_delay"`
@@ -317,7 +327,7 @@ type filePlugin struct {
 
 var knownKeys = map[string][]string{
 	"server": {"name", "log_level", "cache_dir", "transport", "listen", "stateless", "page_size", "max_memory_mb", "list_ttl",
-		"allowed_origins", "session_timeout", "max_sessions", "watch", "lock_file", "drain_delay", "metrics", "audit", "auth", "plugin_store", "trusted_keys",
+		"allowed_origins", "session_timeout", "max_sessions", "max_sessions_per_user", "watch", "lock_file", "drain_delay", "metrics", "audit", "auth", "plugin_store", "trusted_keys",
 		"trusted_root", "signer_subject", "signer_issuer"},
 	"server.metrics": {"enabled", "listen"},
 	"server.audit":   {"file", "arguments"},
@@ -571,6 +581,17 @@ func convertServer(path string, idx lineIndex, fc fileConfig, s *Server) []error
 			bad("max_sessions", "%d is out of range (expected 1 to %d)", *fs.MaxSessions, MaxMaxSessions)
 		} else {
 			s.MaxSessions = *fs.MaxSessions
+		}
+	}
+	s.MaxSessionsPerUser = min(DefaultMaxSessionsPerUser, s.MaxSessions)
+	if fs.MaxPerUser != nil {
+		switch {
+		case *fs.MaxPerUser < 1 || *fs.MaxPerUser > MaxMaxSessions:
+			bad("max_sessions_per_user", "%d is out of range (expected 1 to %d)", *fs.MaxPerUser, MaxMaxSessions)
+		case *fs.MaxPerUser > s.MaxSessions:
+			bad("max_sessions_per_user", "%d is more than max_sessions (%d): one user could hold more sessions than the host keeps", *fs.MaxPerUser, s.MaxSessions)
+		default:
+			s.MaxSessionsPerUser = *fs.MaxPerUser
 		}
 	}
 	s.Metrics.Enabled = fs.Metrics.Enabled

@@ -33,3 +33,36 @@ func TestMaxSessions(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxSessionsPerUser: [server] max_sessions_per_user defaults to
+// DefaultMaxSessionsPerUser, or to max_sessions when that is smaller,
+// takes 1 to max_sessions, and anything else is refused with an error
+// naming the file, the line and the key.
+func TestMaxSessionsPerUser(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want int
+	}{
+		{"[server]\nmax_sessions_per_user = 3\n", 3},
+		{"[server]\nname = \"x\"\n", DefaultMaxSessionsPerUser},
+		{"[server]\nmax_sessions = 5\n", 5},
+		{"[server]\nmax_sessions = 5\nmax_sessions_per_user = 5\n", 5},
+	} {
+		cfg, err := Parse("x.toml", []byte(tc.text))
+		if err != nil || cfg.Server.MaxSessionsPerUser != tc.want {
+			t.Errorf("%q: %v, max_sessions_per_user = %d, want %d", tc.text, err, cfg.Server.MaxSessionsPerUser, tc.want)
+		}
+	}
+	for _, tc := range []struct{ text, want string }{
+		{"[server]\nmax_sessions_per_user = 0\n", "x.toml:2: [server] max_sessions_per_user: 0 is out of range (expected 1 to 1000000)"},
+		{"[server]\nmax_sessions_per_user = -2\n", "x.toml:2: [server] max_sessions_per_user: -2 is out of range"},
+		{"[server]\nmax_sessions = 5\nmax_sessions_per_user = 6\n", "x.toml:3: [server] max_sessions_per_user: 6 is more than max_sessions (5)"},
+		{"[server]\nmax_sessions_per_user = 1001\n", "x.toml:2: [server] max_sessions_per_user: 1001 is more than max_sessions (1000)"},
+		{"[server]\nmax_sessions_per_user = \"few\"\n", `x.toml:2: [server] max_sessions_per_user: want a whole number, got "few"`},
+	} {
+		_, err := Parse("x.toml", []byte(tc.text))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want it to say %q", tc.text, err, tc.want)
+		}
+	}
+}
