@@ -350,7 +350,7 @@ func TestReloadComparesTransportWithTheFile(t *testing.T) {
 	if err := h.Reload(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(logs.String(), warning) || !strings.Contains(logs.String(), `keys=["stateless", "max_sessions"]`) {
+	if !strings.Contains(logs.String(), warning) || !strings.Contains(logs.String(), `keys=["stateless", "max_sessions", "max_sessions_per_user"]`) {
 		t.Errorf("a reload of a file whose stateless and max_sessions changed did not warn naming them:\n%s", logs.String())
 	}
 }
