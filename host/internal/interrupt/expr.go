@@ -45,10 +45,12 @@ func (m *module) rewriteExpr(r *reader, out []byte, checks bool) []byte {
 		case op == 0x02 || op == 0x04: // block, if
 			r.blockType()
 			depth++
+			m.shape.open(r, depth)
 			run.open(op == 0x04)
 		case op == 0x03: // loop: the check runs on every iteration
 			r.blockType()
 			depth++
+			m.shape.open(r, depth)
 			run.openLoop()
 			if checks && r.Err == nil {
 				out = append(out, r.B[flushed:r.Pos]...)
@@ -56,6 +58,7 @@ func (m *module) rewriteExpr(r *reader, out []byte, checks bool) []byte {
 				out = m.appendTick(out)
 			}
 		case op == 0x05: // else
+			m.shape.branches++
 			run.elseBranch()
 		case op == 0x0b: // end
 			if depth == 0 {
@@ -79,11 +82,13 @@ func (m *module) rewriteExpr(r *reader, out []byte, checks bool) []byte {
 			// no immediates: nop, drop, select, numeric operators,
 			// ref.is_null
 		case op == 0x0c || op == 0x0d: // br, br_if
+			m.shape.branches++
 			run.branch(r.U32())
 			if op == 0x0c {
 				run.stop()
 			}
 		case op == 0x0e: // br_table
+			m.shape.branches++
 			for range r.Count() {
 				run.branch(r.U32())
 			}

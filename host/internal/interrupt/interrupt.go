@@ -104,6 +104,8 @@ type module struct {
 	// function (original index) whose entry fills the fuel.
 	kernel     bool
 	refillFunc uint32
+	// shape is what rewriteExpr found of the code it read (limits.go).
+	shape codeShape
 }
 
 // Limits bound what a module may hold besides its memory, which the

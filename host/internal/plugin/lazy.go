@@ -147,7 +147,7 @@ func (p *Plugin) compileActivation(ctx context.Context, wasm []byte) (*activatio
 	code := p.codes.acquire(src.key, p.logger)
 	manifest := extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: wasm}}, Config: src.config}
 	code.compileMu.Lock()
-	compiled, err := compile(ctx, manifest, extism.PluginConfig{
+	compiled, err := compile(ctx, p.compileTimeout, manifest, extism.PluginConfig{
 		RuntimeConfig:             src.runtime.WithCompilationCache(code.cache),
 		EnableWasi:                true,
 		EnableHttpResponseHeaders: true,

@@ -9,6 +9,7 @@ package plugin
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -29,6 +30,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"golang.org/x/time/rate"
 
@@ -103,6 +105,11 @@ type Options struct {
 	// back to the OS. It must not block.
 	OnRelease func()
 
+	// CompileTimeout bounds compiling the module (at load and at every
+	// activation that does not find it compiled); 0 is
+	// DefaultCompileTimeout.
+	CompileTimeout time.Duration
+
 	// WazeroChecks lets a module that the interrupt rewrite cannot handle
 	// run under wazero's own checks, which see only loop heads: a call
 	// tree without loops then outruns its deadline (config:
@@ -118,6 +125,7 @@ type Options struct {
 type Plugin struct {
 	name           string
 	timeout        time.Duration
+	compileTimeout time.Duration
 	maxOutputBytes int
 	abiVersion     int
 	flavor         Flavor
@@ -271,6 +279,7 @@ func newPlugin(opts Options, maxInstances int, mounts []mount) *Plugin {
 		logLines:       newOutputBudget(),
 		name:           opts.Name,
 		timeout:        opts.Timeout,
+		compileTimeout: cmp.Or(opts.CompileTimeout, DefaultCompileTimeout),
 		activationWait: MinActivationWait,
 		deflateDelay:   deflateDelay,
 		maxOutputBytes: opts.MaxOutputBytes,
@@ -331,6 +340,14 @@ func prepare(opts Options) (*preparedModule, error) {
 	if err := instrumentKernel(); err != nil {
 		return nil, err
 	}
+	// Nothing of the module reaches wazero before it is checked against
+	// the module limits: wazero trusts what it decodes (2^32-1 locals in
+	// a 1 KB file are an out-of-memory crash), and some shapes take it
+	// minutes to compile. The check reads the module without allocating in
+	// proportion to what it declares.
+	if _, err := interrupt.CheckLimits(opts.Wasm, interrupt.DefaultModuleLimits); err != nil {
+		return nil, fmt.Errorf("module refused before compiling: %w", err)
+	}
 	if opts.instrument == nil {
 		opts.instrument = interrupt.Instrument
 	}
@@ -387,18 +404,43 @@ func prepare(opts Options) (*preparedModule, error) {
 	return &preparedModule{wasm: wasm, hostFuncs: hostFuncs, interrupts: interrupts, runtime: rc}, nil
 }
 
-// compile is extism.NewCompiledPlugin, with a panic turned into an error:
-// wazero's validator has panicked on malformed modules (an undefined
-// function type in 1.12, which the rewrite now refuses first), and a
-// plugin file must never take the host down.
-func compile(ctx context.Context, m extism.Manifest, cfg extism.PluginConfig, funcs []extism.HostFunction) (compiled *extism.CompiledPlugin, err error) {
+// compile is extism.NewCompiledPlugin, bounded in time and interruptible,
+// with a panic turned into an error: wazero's validator has panicked on
+// malformed modules (an undefined function type in 1.12, which the rewrite
+// now refuses first), and a plugin file must never take the host down.
+//
+// wazero checks its context between two functions only when it compiles
+// with more than one worker, so compile asks for compileWorkers: then a
+// compile ends soon after ctx does (shutdown, a reload's or a load's own
+// deadline) or after CompileTimeout, instead of running to its end. No
+// one function can hold it long: CheckLimits bounds what makes a function
+// slow to compile (nesting, branches and locals) before any of it reaches
+// wazero.
+func compile(ctx context.Context, timeout time.Duration, m extism.Manifest, cfg extism.PluginConfig, funcs []extism.HostFunction) (compiled *extism.CompiledPlugin, err error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("compile not done within %s: the module is refused", timeout))
+	defer cancel()
 	defer func() {
 		if r := recover(); r != nil {
 			compiled, err = nil, fmt.Errorf("the runtime failed on this module: %v", r)
 		}
+		if err != nil && ctx.Err() != nil {
+			err = fmt.Errorf("%w (%w)", context.Cause(ctx), err)
+		}
 	}()
+	ctx = experimental.WithCompilationWorkers(ctx, compileWorkers)
 	return extism.NewCompiledPlugin(withCaptureListeners(ctx), m, cfg, funcs)
 }
+
+// DefaultCompileTimeout bounds the compilation of one module when
+// Options.CompileTimeout is 0. A module within the limits of CheckLimits
+// compiles in seconds (the largest example plugin, 4 MB of Go, in 1-5 s
+// on 2 busy cores); one that takes longer is refused rather than left to
+// hold a core.
+const DefaultCompileTimeout = 60 * time.Second
+
+// compileWorkers is how many goroutines compile one module: at least two,
+// since wazero checks for cancellation only when it uses more than one.
+var compileWorkers = max(2, min(4, runtime.NumCPU()))
 
 // openMounts opens every granted directory as an os.Root, sorted by guest
 // path so that every instance mounts them in the same order.
