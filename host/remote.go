@@ -5,7 +5,6 @@ import (
 	"crypto"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sort"
 
@@ -182,7 +181,7 @@ func (h *Host) warnUnsigned(pc config.Plugin) {
 // the plugin store.
 func (h *Host) readModule(ctx context.Context, pc config.Plugin) ([]byte, *remoteModule, error) {
 	if pc.Source == "" {
-		wasm, err := os.ReadFile(pc.Path)
+		wasm, err := ReadModuleFile(pc.Path)
 		if err != nil {
 			return nil, nil, fmt.Errorf("load plugin %q: %w", pc.Name, err)
 		}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -143,7 +142,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 func inspect(ctx context.Context, path string) (*inspection, error) {
-	wasm, err := os.ReadFile(path)
+	wasm, err := host.ReadModuleFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("inspect: %w", err)
 	}
@@ -152,9 +151,16 @@ func inspect(ctx context.Context, path string) (*inspection, error) {
 		Exports: []string{}, Imports: []string{}, Needs: []string{},
 		Tools: []string{}, Resources: []string{}, Templates: []string{}, Prompts: []string{}}
 
+	// Nothing reaches wazero before the module limits are checked: a
+	// 1 KB module can declare 2^32-1 locals, which wazero would allocate.
+	checked, err := host.CheckModule(wasm)
+	if err != nil {
+		in.Error = err.Error()
+		return in, nil
+	}
 	rt := wazero.NewRuntime(ctx)
 	defer rt.Close(ctx)
-	mod, err := rt.CompileModule(ctx, wasm)
+	mod, err := rt.CompileModule(ctx, checked)
 	if err != nil {
 		in.Error = fmt.Sprintf("not a valid WebAssembly module: %v", err)
 		return in, nil

@@ -34,9 +34,13 @@ func runPush(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if fs.NArg() != 2 {
 		return &usageError{"usage: " + fs.synopsis}
 	}
-	wasm, err := os.ReadFile(fs.Arg(0))
+	wasm, err := host.ReadModuleFile(fs.Arg(0))
 	if err != nil {
 		return fmt.Errorf("push: %w", err)
+	}
+	// A module no host would load is not published.
+	if _, err := host.CheckModule(wasm); err != nil {
+		return fmt.Errorf("push %s: %w", fs.Arg(0), err)
 	}
 	if !strings.HasPrefix(string(wasm), "\x00asm") {
 		return fmt.Errorf("push: %s is not a WebAssembly module", fs.Arg(0))
