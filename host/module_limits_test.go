@@ -120,4 +120,3 @@ func TestPluginFileMustBeARegularFile(t *testing.T) {
 		t.Fatalf("load error %q does not say the file is not a regular file", err)
 	}
 }
-
