@@ -368,6 +368,8 @@ func prepare(opts Options) (*preparedModule, error) {
 		hostFuncs = append(slices.Clip(hostFuncs), refuseExtismHTTP())
 	}
 	hostFuncs = append(slices.Clip(hostFuncs), kernelImports()...)
+	hostFuncs = append(hostFuncs, kernelYield())
+	hostFuncs = append(hostFuncs, envFunctions()...)
 	hostFuncs = append(hostFuncs, bulkIOFunctions()...)
 
 	// On Linux each memory is an mmap reservation of its cap (memory.go,
@@ -646,8 +648,11 @@ func (p *Plugin) call(ctx context.Context, export string, input []byte) ([]byte,
 	if err != nil {
 		// A plugin-reported error leaves the instance usable; anything else
 		// (trap, exit, interrupt) leaves it in an unknown state.
+		// The error text the plugin set (callExport makes it a
+		// *reportedError, within the cap) leaves the instance usable.
 		msg := err.Error()
-		reported := ctx.Err() == nil && msg == inst.GetError()
+		_, reported := err.(*reportedError)
+		reported = reported && ctx.Err() == nil
 		if reported && len(msg) > p.maxOutputBytes {
 			// The error text the plugin set (Extism's error_set) is output
 			// it chose, capped like any: one of megabytes would otherwise
