@@ -139,7 +139,10 @@ func (inst *instance) boundResults(ctx context.Context) {
 		if !inst.io.written && inst.io.tooLarge == nil {
 			inst.io.tooLarge = &outputTooLargeError{size: int(n), limit: inst.io.maxOutput}
 		}
-		k.call(kernelOutputSet, 0, 0)
+		k.call(kernelOutputSet, k.call(kernelOutputOffset), 0)
+		if k.call(kernelOutputLength) != 0 {
+			panic(errors.New("the kernel kept an output the host cleared"))
+		}
 	}
 }
 

@@ -182,13 +182,19 @@ func httpHeaders(k kernelAccess, p *extism.Plugin, stack []uint64) {
 	stack[0] = k.write(b)
 }
 
-// logMessage logs the message in the block at offset at level, through
-// the instance's Extism logger (Plugin.logPlugin), and frees the block.
-// Only the first maxOutputLineBytes are read: the log keeps no more of a
-// line, and says how long the message was.
+// logMessage logs the message in the block at offset at level, as the
+// plugin's log line (Plugin.logPrefix: the host log's level and the
+// plugin's budget of lines apply), and frees the block. Only the first
+// maxOutputLineBytes are read: the log keeps no more of a line, and says
+// how long the message was.
 func logMessage(k kernelAccess, p *extism.Plugin, level extism.LogLevel, offset uint64) {
 	n := k.length(offset)
 	prefix := k.view(offset, min(n, maxOutputLineBytes))
-	p.Log(level, clip.Prefix(prefix, int(min(n, 1<<40)), maxOutputLineBytes))
+	total := int(min(n, 1<<40))
+	if k.inst != nil && k.inst.logLine != nil {
+		k.inst.logLine(level, prefix, total)
+	} else {
+		p.Log(level, clip.Prefix(prefix, total, maxOutputLineBytes))
+	}
 	k.free(offset)
 }

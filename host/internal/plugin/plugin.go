@@ -516,7 +516,7 @@ func (p *Plugin) newInstance(ctx context.Context, compiled *extism.CompiledPlugi
 	}
 	inst.SetLogger(p.logPlugin)
 	p.instances.Add(1)
-	return &instance{Plugin: inst, mem: mem, output: []*logWriter{out, errw}, kernel: &kernelFuncs{}, direct: &directCall{}, maxOutput: p.maxOutputBytes}, nil
+	return &instance{Plugin: inst, mem: mem, output: []*logWriter{out, errw}, kernel: &kernelFuncs{}, direct: &directCall{}, maxOutput: p.maxOutputBytes, logLine: p.logPrefix}, nil
 }
 
 // inspect reads the ABI version and the exports from one instance.
@@ -882,6 +882,18 @@ func (p *Plugin) logPlugin(level extism.LogLevel, msg string) {
 		return
 	}
 	p.logger.Log(l, "plugin log", "line", clip.Text(msg, maxOutputLineBytes))
+}
+
+// logPrefix is logPlugin for a message of total bytes of which only
+// prefix, its first maxOutputLineBytes or more, was read (envfuncs.go's
+// log functions): the level and the budget are checked before the line
+// is made, so a message the log drops costs no allocation.
+func (p *Plugin) logPrefix(level extism.LogLevel, prefix []byte, total int) {
+	l := extismLevel(level)
+	if l < p.logger.GetLevel() || !p.logLines.take(p.logger, "log") {
+		return
+	}
+	p.logger.Log(l, "plugin log", "line", clip.Prefix(prefix, total, maxOutputLineBytes))
 }
 
 var _ io.Writer = (*logWriter)(nil)
