@@ -188,6 +188,12 @@ func httpHeaders(k kernelAccess, p *extism.Plugin, stack []uint64) {
 // maxOutputLineBytes are read: the log keeps no more of a line, and says
 // how long the message was.
 func logMessage(k kernelAccess, p *extism.Plugin, level extism.LogLevel, offset uint64) {
+	if level < extism.LogLevelDebug {
+		// get_log_level answers debug (the host sets Extism's level so):
+		// Extism drops a trace line unread, and so does the host.
+		k.free(offset)
+		return
+	}
 	n := k.length(offset)
 	prefix := k.view(offset, min(n, maxOutputLineBytes))
 	total := int(min(n, 1<<40))
