@@ -227,6 +227,29 @@ func TestKernelLoopIsStopped(t *testing.T) {
 	afterFault(t, s)
 }
 
+// TestHostFunctionLoopEndsAtTheDeadline: a plugin calling config_get with
+// a 120 MiB key in a loop (each call was one tick of its budget and a
+// 120 MiB copy: 31-34 s past a 1 s deadline) ends at its deadline, through
+// a real client, and the host keeps serving.
+func TestHostFunctionLoopEndsAtTheDeadline(t *testing.T) {
+	p := testutil.WATPlugin{Tools: oneTool,
+		Imports: `(import "extism:host/env" "config_get" (func $config_get (param i64) (result i64)))`,
+		CallTool: `(local $k i64)
+		  (local.set $k (call $alloc (i64.const 125829120)))
+		  (loop $l (drop (call $config_get (local.get $k))) (br $l))
+		  (i32.const 0)`}
+	s := start(t, hostileConfig(t, p, "memory_mb = 256\nconfig = { greeting = \"hello\" }"))
+	err, took := attack(t, s)
+	if err == nil || !strings.Contains(err.Error(), "timeout") {
+		t.Fatalf("attack: %v, want a timeout", err)
+	}
+	if took > 20*time.Second { // it ended at all
+		t.Fatalf("the call took %v (timeout 500ms)", took)
+	}
+	t.Logf("config_get's loop stopped after %v (timeout 500ms)", took)
+	afterFault(t, s)
+}
+
 // spinning starts n calls of the hostile plugin's tool, and returns a
 // channel that receives each one's error when it ends.
 func spinning(t *testing.T, s *started, n int) <-chan error {

@@ -26,11 +26,12 @@ import (
 // fails to decode it and reports an error).
 func (f *functions) asking(name string, handle func(ctx context.Context, payload []byte) (any, error)) extism.HostFunction {
 	return extism.NewHostFunctionWithStack(name, func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
-		payload, err := f.readPayload(p, stack[0])
+		CheckDeadline(ctx, name)
+		payload, err := f.readPayload(ctx, p, stack[0])
 		if err == nil {
 			var answer any
 			if answer, err = handle(ctx, payload); err == nil {
-				stack[0] = f.writeAnswer(p, name, answer)
+				stack[0] = f.writeAnswer(ctx, p, name, answer)
 				return
 			}
 		}
@@ -43,44 +44,43 @@ func (f *functions) asking(name string, handle func(ctx context.Context, payload
 // answers, errors included.
 func (f *functions) answering(name string, handle func(ctx context.Context, payload []byte) any) extism.HostFunction {
 	return extism.NewHostFunctionWithStack(name, func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
-		payload, err := f.readPayload(p, stack[0])
+		CheckDeadline(ctx, name)
+		payload, err := f.readPayload(ctx, p, stack[0])
 		if err != nil {
-			stack[0] = f.writeAnswer(p, name, errorAnswer{err.Error()})
+			stack[0] = f.writeAnswer(ctx, p, name, errorAnswer{err.Error()})
 			return
 		}
-		stack[0] = f.writeAnswer(p, name, handle(ctx, payload))
+		stack[0] = f.writeAnswer(ctx, p, name, handle(ctx, payload))
 	}, []extism.ValueType{extism.ValueTypeI64}, []extism.ValueType{extism.ValueTypeI64})
 }
 
 // askingNoPayload defines a host function () -> i64 offset of the answer.
 func (f *functions) askingNoPayload(name string, handle func(ctx context.Context) (any, error)) extism.HostFunction {
 	return extism.NewHostFunctionWithStack(name, func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
+		CheckDeadline(ctx, name)
 		answer, err := handle(ctx)
 		if err != nil {
 			f.log(hclog.Warn, "host function refused", "function", name, "error", err)
 			stack[0] = 0
 			return
 		}
-		stack[0] = f.writeAnswer(p, name, answer)
+		stack[0] = f.writeAnswer(ctx, p, name, answer)
 	}, nil, []extism.ValueType{extism.ValueTypeI64})
 }
 
-func (f *functions) readPayload(p *extism.CurrentPlugin, offset uint64) ([]byte, error) {
-	n, err := p.Length(offset)
-	if err != nil {
-		return nil, err
-	}
-	if n > maxPayloadBytes {
-		return nil, fmt.Errorf("payload of %d bytes exceeds %d", n, maxPayloadBytes)
-	}
-	return p.ReadBytes(offset)
+// readPayload reads the JSON payload at offset, of at most
+// maxPayloadBytes (a longer one is refused unread).
+func (f *functions) readPayload(ctx context.Context, p *extism.CurrentPlugin, offset uint64) ([]byte, error) {
+	return readBlock(ctx, p, offset, maxPayloadBytes)
 }
 
-func (f *functions) writeAnswer(p *extism.CurrentPlugin, name string, answer any) uint64 {
+// writeAnswer writes answer as JSON into a new block and returns its
+// offset, or 0 (logged) when it cannot.
+func (f *functions) writeAnswer(ctx context.Context, p *extism.CurrentPlugin, name string, answer any) uint64 {
 	b, err := json.Marshal(answer)
 	if err == nil {
 		var offset uint64
-		if offset, err = p.WriteBytes(b); err == nil {
+		if offset, err = writeBlock(ctx, p, b); err == nil {
 			return offset
 		}
 	}
@@ -187,6 +187,7 @@ const ExtismHTTPNamespace = "mcphost:extism"
 // with a message naming the plugin and why.
 func (f *functions) extismHTTPRequest() extism.HostFunction {
 	fn := extism.NewHostFunctionWithStack("http_request", func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
+		CheckDeadline(ctx, "http_request")
 		inst, _ := ctx.Value(extism.PluginCtxKey("plugin")).(*extism.Plugin)
 		if inst == nil {
 			panic(fmt.Errorf("plugin %q: http_request: not inside a call", f.plugin))
@@ -207,7 +208,7 @@ func (f *functions) extismHTTPRequest() extism.HostFunction {
 		}
 		stack[0] = 0
 		if len(resp.Body) > 0 {
-			offset, err := p.WriteBytes(resp.Body)
+			offset, err := writeBlock(ctx, p, resp.Body)
 			if err != nil {
 				panic(fmt.Errorf("plugin %q: http_request: write the response body: %w", f.plugin, err))
 			}
@@ -221,11 +222,11 @@ func (f *functions) extismHTTPRequest() extism.HostFunction {
 // doExtismHTTP reads an Extism HTTP request from the plugin's memory and
 // sends it under the egress policy.
 func (f *functions) doExtismHTTP(ctx context.Context, p *extism.CurrentPlugin, reqOffset, bodyOffset uint64) (*egress.Response, error) {
-	payload, err := f.readPayload(p, reqOffset)
+	payload, err := f.readPayload(ctx, p, reqOffset)
 	if err != nil {
 		return nil, fmt.Errorf("http_request: read the request: %w", err)
 	}
-	_ = p.Free(reqOffset)
+	_ = p.FreeWithContext(ctx, reqOffset)
 	var req struct {
 		URL     string            `json:"url"`
 		Method  string            `json:"method"`
@@ -236,10 +237,10 @@ func (f *functions) doExtismHTTP(ctx context.Context, p *extism.CurrentPlugin, r
 	}
 	var body []byte
 	if bodyOffset != 0 {
-		if body, err = f.readPayload(p, bodyOffset); err != nil {
+		if body, err = f.readPayload(ctx, p, bodyOffset); err != nil {
 			return nil, fmt.Errorf("http_request to %s: read the body: %w", clip.Text(req.URL, 256), err)
 		}
-		_ = p.Free(bodyOffset)
+		_ = p.FreeWithContext(ctx, bodyOffset)
 	}
 	resp, err := f.egress.Do(ctx, egress.Request{Method: req.Method, URL: req.URL, Headers: req.Headers, Body: body})
 	if err != nil {

@@ -147,8 +147,9 @@ func (f *functions) mayReachClient(what string) error {
 // argument.
 func (f *functions) withPayload(name string, handle func(ctx context.Context, payload []byte) error) extism.HostFunction {
 	return extism.NewHostFunctionWithStack(name, func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
+		CheckDeadline(ctx, name)
 		offset := stack[0]
-		n, err := p.Length(offset)
+		n, err := p.LengthWithContext(ctx, offset)
 		if err != nil {
 			f.log(hclog.Warn, "host function: bad payload", "function", name, "error", err)
 			return
@@ -157,7 +158,7 @@ func (f *functions) withPayload(name string, handle func(ctx context.Context, pa
 			f.log(hclog.Warn, "host function: payload too large", "function", name, "bytes", n, "max", maxNotifyBytes)
 			return
 		}
-		payload, err := p.ReadBytes(offset)
+		payload, err := readBlock(ctx, p, offset, maxNotifyBytes)
 		if err != nil {
 			f.log(hclog.Warn, "host function: bad payload", "function", name, "error", err)
 			return
@@ -171,6 +172,7 @@ func (f *functions) withPayload(name string, handle func(ctx context.Context, pa
 // noPayload defines a host function () -> ().
 func (f *functions) noPayload(name string, handle func(ctx context.Context)) extism.HostFunction {
 	return extism.NewHostFunctionWithStack(name, func(ctx context.Context, _ *extism.CurrentPlugin, _ []uint64) {
+		CheckDeadline(ctx, name)
 		handle(ctx)
 	}, nil, nil)
 }

@@ -169,19 +169,22 @@ func Instrument(b []byte, limits Limits) ([]byte, error) {
 // calls WASI's sched_yield, which returns to Go (so that the goroutine
 // can be preempted and the garbage collector never waits on it), and
 // takes one from a fuel of KernelFuel budgets that its export "reset" --
-// which Extism calls before every call of a plugin -- fills again. A
-// kernel call that spends it all traps: one call into the kernel runs at
-// most KernelFuel*Budget loop iterations and function entries, whatever a
-// plugin wrote into the kernel's memory.
+// which Extism calls before every call of a plugin -- fills again, unless
+// the call returns 1 (WASI's returns 0; a host that redirects the import
+// to its own function may return 1 where it checks a deadline itself). A
+// kernel call that spends it all traps: without such a host, the kernel
+// calls between two resets run at most KernelFuel*Budget loop iterations
+// and function entries, whatever a plugin wrote into the kernel's memory.
 func InstrumentKernel(b []byte) ([]byte, error) {
 	return instrument(b, module{kernel: true, refillFunc: noFunc})
 }
 
-// KernelFuel is how many budgets one call into the instrumented kernel
-// may spend: 2^26 loop iterations and function entries, about 0.3 s. The
-// most the kernel does in one call is clear the memory the last plugin
-// call used (four bytes an iteration): 256 MiB, twice the default memory
-// cap.
+// KernelFuel is how many budgets the instrumented kernel may spend
+// between two resets where nothing checks a deadline (its yield returns
+// 0): 2^26 loop iterations and function entries, about 0.3 s, a backstop
+// for the kernel calls Extism makes from Go without a deadline. mcphost
+// checks the call's deadline at every yield of a call that has one, and
+// spends no fuel there (package plugin, kernelYield).
 const KernelFuel = 1 << 16
 
 // noFunc stands for no function index.
@@ -730,10 +733,13 @@ func (m *module) appendCheck(out []byte, cost int32) []byte {
 //
 // In the kernel:
 //
-//	(drop (call $sched_yield))
+//	(global.set $fuel (i32.sub (i32.add (global.get $fuel) (call $sched_yield)) (i32.const 1)))
 //	(global.set $budget (i32.const Budget))
-//	(global.set $fuel (i32.sub (global.get $fuel) (i32.const 1)))
 //	(if (i32.lt_s (global.get $fuel) (i32.const 0)) (then unreachable))
+//
+// WASI's sched_yield returns 0 (success), so each budget costs a unit of
+// fuel; a host that answers the import itself may return 1 to keep the
+// fuel, when it bounds the call by other means (a deadline it checks).
 func (m *module) appendRefill(out []byte) []byte {
 	g, f := m.counter(), m.checkFunc()
 	out = append(out, 0x10) // call
@@ -742,15 +748,15 @@ func (m *module) appendRefill(out []byte) []byte {
 		out = append(out, 0x24) // global.set
 		return wasmbin.AppendU32(out, g)
 	}
-	out = append(out, 0x1a, 0x41) // drop, i32.const
+	fuel := m.fuel()
+	out = append(out, 0x23) // global.get
+	out = wasmbin.AppendU32(out, fuel)
+	out = append(out, 0x6a, 0x41, 0x01, 0x6b, 0x24) // i32.add, i32.const 1, i32.sub, global.set
+	out = wasmbin.AppendU32(out, fuel)
+	out = append(out, 0x41) // i32.const
 	out = appendS32(out, Budget)
 	out = append(out, 0x24) // global.set
 	out = wasmbin.AppendU32(out, g)
-	fuel := m.fuel()
-	out = append(out, 0x23)
-	out = wasmbin.AppendU32(out, fuel)
-	out = append(out, 0x41, 0x01, 0x6b, 0x24) // i32.const 1, i32.sub, global.set
-	out = wasmbin.AppendU32(out, fuel)
 	out = append(out, 0x23)
 	out = wasmbin.AppendU32(out, fuel)
 	return append(out, 0x41, 0x00, 0x48, 0x04, 0x40, 0x00, 0x0b) // i32.const 0, i32.lt_s, if, unreachable, end

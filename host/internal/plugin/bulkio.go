@@ -38,15 +38,29 @@ type callIO struct {
 	maxOutput int    // the plugin's output cap (max_output_kb)
 	written   bool   // output_write set the output last
 	output    []byte // what output_write copied out, when written
+
+	// What boundResults found when the export returned (directcall.go).
+	errSet    bool                 // the plugin set an error text, within the cap
+	tooLarge  *outputTooLargeError // the error text or output it set is over the cap
+	resultErr error                // the kernel could not be asked
 }
 
 // outputTooLargeError is what output_write panics with when asked to set
 // an output over the cap: the call ends, as a call whose output is over
 // the cap does, with KindOutputTooLarge (Plugin.call).
-type outputTooLargeError struct{ size, limit int }
+// So is an output or error text the plugin set through the kernel over
+// the cap (boundResults): what names it is what ("" for "output").
+type outputTooLargeError struct {
+	what        string
+	size, limit int
+}
 
 func (e *outputTooLargeError) Error() string {
-	return fmt.Sprintf("output of %d bytes exceeds the cap of %d bytes (max_output_kb)", e.size, e.limit)
+	what := e.what
+	if what == "" {
+		what = "output"
+	}
+	return fmt.Sprintf("%s of %d bytes exceeds the cap of %d bytes (max_output_kb)", what, e.size, e.limit)
 }
 
 // callMemory returns the instance ctx runs and its main module's memory,
@@ -73,6 +87,7 @@ func callMemory(ctx context.Context, fn string) (*instance, api.Memory) {
 // memory, copying nothing: a plugin never gets a partial copy.
 func bulkIOFunctions() []extism.HostFunction {
 	inputRead := extism.NewHostFunctionWithStack(inputReadName, func(ctx context.Context, _ *extism.CurrentPlugin, stack []uint64) {
+		hostfn.CheckDeadline(ctx, inputReadName)
 		inst, mem := callMemory(ctx, inputReadName)
 		ptr, offset, length := uint64(api.DecodeU32(stack[0])), stack[1], uint64(api.DecodeU32(stack[2]))
 		input := inst.io.input
@@ -84,12 +99,15 @@ func bulkIOFunctions() []extism.HostFunction {
 			panic(fmt.Errorf("%s: destination [%d, %d+%d) is outside the plugin's memory of %d bytes",
 				inputReadName, ptr, ptr, length, size))
 		}
-		if length > 0 && !mem.Write(uint32(ptr), input[offset:offset+length]) {
+		dst, ok := mem.Read(uint32(ptr), uint32(length))
+		if !ok {
 			panic(fmt.Errorf("%s: could not write [%d, %d+%d) of the plugin's memory", inputReadName, ptr, ptr, length))
 		}
+		copyChunked(ctx, inputReadName, dst, input[offset:offset+length])
 	}, []api.ValueType{i32, i64, i32}, nil)
 
 	outputWrite := extism.NewHostFunctionWithStack(outputWriteName, func(ctx context.Context, _ *extism.CurrentPlugin, stack []uint64) {
+		hostfn.CheckDeadline(ctx, outputWriteName)
 		inst, mem := callMemory(ctx, outputWriteName)
 		ptr, length := uint64(api.DecodeU32(stack[0])), uint64(api.DecodeU32(stack[1]))
 		if size := uint64(mem.Size()); ptr+length > size {
@@ -104,7 +122,16 @@ func bulkIOFunctions() []extism.HostFunction {
 			panic(fmt.Errorf("%s: could not read [%d, %d+%d) of the plugin's memory", outputWriteName, ptr, ptr, length))
 		}
 		// A copy: the plugin may overwrite its memory before the call ends.
-		inst.io.output = append(make([]byte, 0, len(b)), b...)
+		// Only the last output_write of a call counts, so its buffer is
+		// reused (a plugin writing 64 MiB 1,000 times allocates it once).
+		// Not across calls: beginIO starts each call with none.
+		out := inst.io.output[:0]
+		if cap(out) < len(b) {
+			out = make([]byte, 0, len(b))
+		}
+		inst.io.written = false // until the copy is whole
+		inst.io.output = out[:len(b)]
+		copyChunked(ctx, outputWriteName, inst.io.output, b)
 		inst.io.written = true
 	}, []api.ValueType{i32, i32}, nil)
 
@@ -113,6 +140,21 @@ func bulkIOFunctions() []extism.HostFunction {
 		fns[i].SetNamespace(hostfn.Namespace)
 	}
 	return fns
+}
+
+// copyChunk is how many bytes copyChunked copies between two checks of
+// the deadline: ~1 ms of copying.
+const copyChunk = 4 << 20
+
+// copyChunked copies src into dst (of the same length) a chunk at a time,
+// checking the call's deadline before each: a copy of up to 4 GiB ends
+// within one chunk of the deadline.
+func copyChunked(ctx context.Context, fn string, dst, src []byte) {
+	for len(src) > 0 {
+		hostfn.CheckDeadline(ctx, fn)
+		n := copy(dst, src[:min(len(src), copyChunk)])
+		dst, src = dst[n:], src[n:]
+	}
 }
 
 // beginIO readies inst's callIO for a call with input; the returned

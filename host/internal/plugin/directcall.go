@@ -75,11 +75,102 @@ func (captureListener) Before(ctx context.Context, mod api.Module, def api.Funct
 	d.main, d.kernel = mod, kernel
 }
 
-// After implements experimental.FunctionListener.
-func (captureListener) After(context.Context, api.Module, api.FunctionDefinition, []uint64) {}
+// After implements experimental.FunctionListener: when the export an
+// instance's call through CallWithContext runs returns, the error text and
+// output it set are bounded before Extism reads them (boundResults).
+func (captureListener) After(ctx context.Context, _ api.Module, def api.FunctionDefinition, _ []uint64) {
+	boundExtismResults(ctx, def)
+}
 
-// Abort implements experimental.FunctionListener.
-func (captureListener) Abort(context.Context, api.Module, api.FunctionDefinition, error) {}
+// Abort implements experimental.FunctionListener: an export that ended
+// with WASI's exit code 0 succeeded, for Extism, which then reads its
+// error text and output: they are bounded first, as in After.
+func (captureListener) Abort(ctx context.Context, _ api.Module, def api.FunctionDefinition, err error) {
+	if exit, ok := err.(*sys.ExitError); ok && exit.ExitCode() == 0 {
+		boundExtismResults(ctx, def)
+	}
+}
+
+// boundExtismResults runs boundResults for the instance ctx runs when def
+// is the export its call through CallWithContext runs (not in callDirect,
+// which calls boundResults itself).
+func boundExtismResults(ctx context.Context, def api.FunctionDefinition) {
+	inst := running(ctx)
+	if inst == nil || inst.direct.calling == "" || !slices.Contains(def.ExportNames(), inst.direct.calling) {
+		return
+	}
+	inst.boundResults(ctx)
+}
+
+// boundResults bounds what the plugin's export, which has just returned,
+// left in the kernel for the host to read: an error text or an output
+// (output_set) over the cap is recorded (io.tooLarge) and cleared from
+// the kernel unread, so that neither Extism nor callDirect copies it out
+// of the plugin's memory (a plugin could set one of gigabytes); an output
+// that output_write replaced is cleared too (it is not used). Whether an
+// error text is set is recorded (io.errSet): only then is the call's
+// error the plugin's report rather than a failure. Sticky within a call:
+// an export calling another listened export is checked at each return.
+func (inst *instance) boundResults(ctx context.Context) {
+	defer func() {
+		if r := recover(); r != nil {
+			err, ok := r.(error)
+			if !ok {
+				err = fmt.Errorf("%v", r)
+			}
+			inst.io.resultErr = fmt.Errorf("read the call's error text and output: %w", err)
+		}
+	}()
+	k := kernelOf(ctx, "the call's results")
+	limit := uint64(inst.io.maxOutput)
+	inst.io.errSet = false
+	if offset := k.call(kernelErrorGet); offset != 0 {
+		n := k.length(offset)
+		if n > limit {
+			if inst.io.tooLarge == nil {
+				inst.io.tooLarge = &outputTooLargeError{what: "error text", size: int(n), limit: inst.io.maxOutput}
+			}
+			k.call(kernelErrorSet, 0)
+		} else {
+			inst.io.errSet = n > 0
+		}
+	}
+	if n := k.call(kernelOutputLength); inst.io.written || n > limit {
+		if !inst.io.written && inst.io.tooLarge == nil {
+			inst.io.tooLarge = &outputTooLargeError{size: int(n), limit: inst.io.maxOutput}
+		}
+		k.call(kernelOutputSet, k.call(kernelOutputOffset), 0)
+		if k.call(kernelOutputLength) != 0 {
+			panic(errors.New("the kernel kept an output the host cleared"))
+		}
+	}
+}
+
+// reportedError is the error text a plugin set (Extism's error_set) for a
+// call that returned: its report, not a failure of the call.
+type reportedError struct{ text string }
+
+func (e *reportedError) Error() string { return e.text }
+
+// results turns what a call returned into what callExport returns, once
+// boundResults has run: an error text or output over the cap, or the
+// kernel failing to say, fail the call; the error text the plugin set is
+// a *reportedError, alone (joined with a failure to read the output, it
+// is not).
+func (inst *instance) results(rc uint32, out []byte, err error) (uint32, []byte, error) {
+	switch {
+	case inst.io.resultErr != nil:
+		return 1, []byte{}, inst.io.resultErr
+	case inst.io.tooLarge != nil:
+		return 1, []byte{}, inst.io.tooLarge
+	}
+	if _, joined := err.(interface{ Unwrap() []error }); err != nil && !joined && inst.io.errSet {
+		if _, ok := err.(*reportedError); !ok {
+			err = &reportedError{text: err.Error()}
+		}
+	}
+	return rc, out, err
+}
 
 // listenedExports are the exports that get a listener: every name
 // Plugin.call may call (after compat.go's adapt), and the version export
@@ -118,6 +209,8 @@ var (
 	kernelOutputOffset = kernelIndex("output_offset")
 	kernelOutputLength = kernelIndex("output_length")
 	kernelOutputSet    = kernelIndex("output_set")
+	kernelFree         = kernelIndex("free")
+	kernelErrorSet     = kernelIndex("error_set")
 )
 
 func kernelIndex(name string) int {
@@ -153,13 +246,13 @@ func (inst *instance) callExport(ctx context.Context, export string, input []byt
 	}
 	defer inst.beginIO(input)()
 	if d.ready() {
-		return inst.callDirect(ctx, export, input)
+		return inst.results(inst.callDirect(ctx, export, input))
 	}
 	calling := d.calling
 	d.calling = export
 	defer func() { d.calling = calling }()
 	rc, out, err := inst.CallWithContext(ctx, export, input)
-	return rc, inst.writtenOutput(out, err), err
+	return inst.results(rc, inst.writtenOutput(out, err), err)
 }
 
 // callDirect is Extism go-sdk v1.7.1's Plugin.CallWithContext with the
@@ -237,6 +330,11 @@ func (inst *instance) callDirect(ctx context.Context, name string, data []byte) 
 	if err != nil {
 		return rc, []byte{}, err
 	}
+	// An error text or output over the cap is cleared unread.
+	inst.boundResults(ctx)
+	if inst.io.resultErr != nil || inst.io.tooLarge != nil {
+		return rc, []byte{}, nil // callExport's results returns the failure
+	}
 
 	// GetErrorWithContext: error_get, length; a failure reads as no error.
 	var returnErr error
@@ -244,7 +342,7 @@ func (inst *instance) callDirect(ctx context.Context, name string, data []byte) 
 		errOffset := d.stack[0]
 		if inst.kernelCall(ctx, kernelLength) == nil {
 			if msg, _ := mem.Read(uint32(errOffset), uint32(d.stack[0])); len(msg) > 0 {
-				returnErr = errors.New(string(msg))
+				returnErr = &reportedError{text: string(msg)}
 			}
 		}
 	}

@@ -23,12 +23,17 @@ type importName struct{ module, name string }
 // host, follows redirects anywhere and dials private addresses, goes to
 // hostfn's, which applies the egress policy. The target module's "mcphost:"
 // prefix is reserved: the interrupt rewrite refuses a module that imports
-// from it itself, so only this redirect reaches it. (http_status_code and http_headers
-// stay Extism's: they read what the host's http_request recorded.) The
+// from it itself, so only this redirect reaches it. (http_status_code
+// stays Extism's: it reads what the host's http_request recorded.) The
 // kernel functions go to kernelImports, which keep them per instance
-// (kernelfuncs.go).
+// (kernelfuncs.go), and Extism's functions that read blocks of the
+// plugin's choosing (config_get, var_*, log_*, http_headers) to
+// envFunctions, which read no more than they need (envfuncs.go).
 var redirectedImports = func() map[importName]importName {
 	m := kernelRedirects()
+	for from, to := range envRedirects() {
+		m[from] = to
+	}
 	m[importName{extismEnv, "http_request"}] = importName{hostfn.ExtismHTTPNamespace, "http_request"}
 	return m
 }()
@@ -139,7 +144,8 @@ func isExtismHTTP(fn extism.HostFunction) bool {
 // gave no egress (no host functions): every request is refused, as
 // Extism's own refuses a host not allowed.
 func refuseExtismHTTP() extism.HostFunction {
-	fn := extism.NewHostFunctionWithStack("http_request", func(context.Context, *extism.CurrentPlugin, []uint64) {
+	fn := extism.NewHostFunctionWithStack("http_request", func(ctx context.Context, _ *extism.CurrentPlugin, _ []uint64) {
+		hostfn.CheckDeadline(ctx, "http_request")
 		panic(errors.New("http_request: no network is granted"))
 	}, []extism.ValueType{extism.ValueTypeI64, extism.ValueTypeI64}, []extism.ValueType{extism.ValueTypeI64})
 	fn.SetNamespace(hostfn.ExtismHTTPNamespace)

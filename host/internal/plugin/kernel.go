@@ -1,6 +1,8 @@
 package plugin
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"sync"
 	_ "unsafe" // for go:linkname
@@ -40,6 +42,19 @@ func instrumentKernel() error {
 		out, err := interrupt.InstrumentKernel(extismKernel)
 		if err != nil {
 			kernelErr = fmt.Errorf("instrument Extism's kernel: %w", err)
+			return
+		}
+		// The kernel's checks call the host's kernelYield, which sees the
+		// call's deadline, instead of WASI's sched_yield, which does not.
+		instrumented := out
+		out, err = renameImports(instrumented, map[importName]importName{
+			{"wasi_snapshot_preview1", "sched_yield"}: {kernelImportModule, kernelYieldName},
+		})
+		if err == nil && bytes.Equal(out, instrumented) {
+			err = errors.New("it does not import sched_yield")
+		}
+		if err != nil {
+			kernelErr = fmt.Errorf("redirect Extism's kernel's yield: %w", err)
 			return
 		}
 		extismKernel = out

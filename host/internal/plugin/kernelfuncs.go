@@ -6,6 +6,8 @@ import (
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/mcphost/mcphost/host/internal/hostfn"
 )
 
 // Extism go-sdk answers a plugin's import of a kernel function (alloc,
@@ -124,6 +126,7 @@ func kernelImports() []extism.HostFunction {
 	fns := make([]extism.HostFunction, len(kernelImportList))
 	for i, k := range kernelImportList {
 		fn := extism.NewHostFunctionWithStack(k.name, func(ctx context.Context, _ *extism.CurrentPlugin, stack []uint64) {
+			hostfn.CheckDeadline(ctx, k.name)
 			kernel, ok := ctx.Value(extism.PluginCtxKey("extism")).(api.Module)
 			if !ok {
 				panic(fmt.Errorf("%s: no Extism kernel in the call's context", k.name))
@@ -148,4 +151,40 @@ func kernelImports() []extism.HostFunction {
 		fns[i] = fn
 	}
 	return fns
+}
+
+// kernelYieldName is the function of kernelImportModule that the
+// instrumented kernel calls every interrupt.Budget loop iterations and
+// function entries (kernel.go redirects its import of WASI's sched_yield
+// here).
+const kernelYieldName = "yield"
+
+// kernelYield is what the instrumented kernel calls when its budget is
+// spent. In a call with a deadline (every call the host makes, and every
+// kernel call a host function makes) it ends the call once the deadline
+// has passed, and returns 1, which tells the kernel to keep its fuel: the
+// deadline bounds the kernel, so a legitimate transfer of any size
+// through it finishes within the deadline. Without a deadline (Extism's
+// own calls into the kernel from Go, with context.Background) it returns
+// 0, as WASI's sched_yield does, and the kernel spends a unit of its fuel
+// (interrupt.KernelFuel), the backstop that bounds those calls. Either
+// way the goroutine returns to Go, where it can be preempted.
+//
+// Extism calls a host function only with a context that holds its
+// plugin: the kernel yielding in a call made with context.Background
+// fails that call ("Invalid context"). The host makes every kernel call
+// with the call's context; only Extism's own SetInput, in the first call
+// of each instance, runs without, on a fresh kernel where reset, alloc
+// and input_set stay well under one budget.
+func kernelYield() extism.HostFunction {
+	fn := extism.NewHostFunctionWithStack(kernelYieldName, func(ctx context.Context, _ *extism.CurrentPlugin, stack []uint64) {
+		if _, ok := ctx.Deadline(); !ok {
+			stack[0] = 0
+			return
+		}
+		hostfn.CheckDeadline(ctx, "Extism's kernel")
+		stack[0] = 1
+	}, nil, []api.ValueType{i32})
+	fn.SetNamespace(kernelImportModule)
+	return fn
 }

@@ -25,6 +25,9 @@ type instance struct {
 	io     callIO       // the running call's input and output (bulkio.go)
 	// maxOutput is the plugin's output cap, which output_write applies.
 	maxOutput int
+	// logLine logs a message of the plugin's Extism log functions of
+	// which the host read prefix, of total bytes (Plugin.logPrefix).
+	logLine func(level extism.LogLevel, prefix []byte, total int)
 }
 
 // flushOutput logs what the instance wrote to stdout and stderr without

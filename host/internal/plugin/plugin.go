@@ -385,6 +385,8 @@ func prepare(opts Options) (*preparedModule, error) {
 		hostFuncs = append(slices.Clip(hostFuncs), refuseExtismHTTP())
 	}
 	hostFuncs = append(slices.Clip(hostFuncs), kernelImports()...)
+	hostFuncs = append(hostFuncs, kernelYield())
+	hostFuncs = append(hostFuncs, envFunctions()...)
 	hostFuncs = append(hostFuncs, bulkIOFunctions()...)
 
 	// On Linux each memory is an mmap reservation of its cap (memory.go,
@@ -556,7 +558,7 @@ func (p *Plugin) newInstance(ctx context.Context, compiled *extism.CompiledPlugi
 	}
 	inst.SetLogger(p.logPlugin)
 	p.instances.Add(1)
-	return &instance{Plugin: inst, mem: mem, output: []*logWriter{out, errw}, kernel: &kernelFuncs{}, direct: &directCall{}, maxOutput: p.maxOutputBytes}, nil
+	return &instance{Plugin: inst, mem: mem, output: []*logWriter{out, errw}, kernel: &kernelFuncs{}, direct: &directCall{}, maxOutput: p.maxOutputBytes, logLine: p.logPrefix}, nil
 }
 
 // inspect reads the ABI version and the exports from one instance.
@@ -688,8 +690,11 @@ func (p *Plugin) call(ctx context.Context, export string, input []byte) ([]byte,
 	if err != nil {
 		// A plugin-reported error leaves the instance usable; anything else
 		// (trap, exit, interrupt) leaves it in an unknown state.
+		// The error text the plugin set (callExport makes it a
+		// *reportedError, within the cap) leaves the instance usable.
 		msg := err.Error()
-		reported := ctx.Err() == nil && msg == inst.GetError()
+		_, reported := err.(*reportedError)
+		reported = reported && ctx.Err() == nil
 		if reported && len(msg) > p.maxOutputBytes {
 			// The error text the plugin set (Extism's error_set) is output
 			// it chose, capped like any: one of megabytes would otherwise
@@ -919,6 +924,18 @@ func (p *Plugin) logPlugin(level extism.LogLevel, msg string) {
 		return
 	}
 	p.logger.Log(l, "plugin log", "line", clip.Text(msg, maxOutputLineBytes))
+}
+
+// logPrefix is logPlugin for a message of total bytes of which only
+// prefix, its first maxOutputLineBytes or more, was read (envfuncs.go's
+// log functions): the level and the budget are checked before the line
+// is made, so a message the log drops costs no allocation.
+func (p *Plugin) logPrefix(level extism.LogLevel, prefix []byte, total int) {
+	l := extismLevel(level)
+	if l < p.logger.GetLevel() || !p.logLines.take(p.logger, "log") {
+		return
+	}
+	p.logger.Log(l, "plugin log", "line", clip.Prefix(prefix, total, maxOutputLineBytes))
 }
 
 var _ io.Writer = (*logWriter)(nil)
