@@ -58,15 +58,14 @@ var latinLookAlikes = map[rune]rune{
 func lookAlike(name string) error {
 	var scripts []string
 	letters, alike := 0, 0
-	mixedAt, mixedRune := -1, rune(0) // the letter that brought a second script
-	skeleton := make([]rune, 0, len(name))
+	last := -1 // index in confusableScripts of the last letter's script
 	for i, r := range name {
 		if r < 0x80 {
-			skeleton = append(skeleton, r)
-			if unicode.IsLetter(r) {
+			if ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') {
 				letters++
-				if scripts = addScript(scripts, "Latin"); len(scripts) > 1 && mixedAt < 0 {
-					mixedAt, mixedRune = i, r
+				last = 0
+				if scripts = addScript(scripts, "Latin"); len(scripts) > 1 {
+					return mixedScripts(scripts, r, i)
 				}
 			}
 			continue
@@ -77,31 +76,46 @@ func lookAlike(name string) error {
 			return &hostile{fmt.Errorf("is a look-alike: %U at byte %d is a compatibility form of %q", r, i, nf)}
 		}
 		if !unicode.IsLetter(r) {
-			skeleton = append(skeleton, r)
 			continue
 		}
 		letters++
-		for _, s := range confusableScripts {
-			if unicode.Is(s.table, r) {
-				if scripts = addScript(scripts, s.name); len(scripts) > 1 && mixedAt < 0 {
-					mixedAt, mixedRune = i, r
+		// Most names keep to one script: try the last letter's first.
+		if last < 0 || !unicode.Is(confusableScripts[last].table, r) {
+			last = -1
+			for j, s := range confusableScripts {
+				if unicode.Is(s.table, r) {
+					last = j
+					break
 				}
 			}
 		}
-		if l, ok := latinLookAlikes[r]; ok {
-			alike++
-			skeleton = append(skeleton, l)
-		} else {
-			skeleton = append(skeleton, r)
+		if last >= 0 {
+			if scripts = addScript(scripts, confusableScripts[last].name); len(scripts) > 1 {
+				return mixedScripts(scripts, r, i)
+			}
+		}
+		if alike == letters-1 {
+			if _, ok := latinLookAlikes[r]; ok {
+				alike++
+			}
 		}
 	}
-	if mixedAt >= 0 {
-		return &hostile{fmt.Errorf("is a look-alike: it mixes %s and %s letters (%U at byte %d)", scripts[0], scripts[1], mixedRune, mixedAt)}
-	}
 	if letters > 0 && alike == letters {
+		skeleton := []rune(name)
+		for i, r := range skeleton {
+			if l, ok := latinLookAlikes[r]; ok {
+				skeleton[i] = l
+			}
+		}
 		return &hostile{fmt.Errorf("is a look-alike: spelled only with %s letters that look like Latin ones, it passes for %q", scripts[0], string(skeleton))}
 	}
 	return nil
+}
+
+// mixedScripts is the error for a name whose letter r, at byte i, is of
+// another script than the letters before it.
+func mixedScripts(scripts []string, r rune, i int) error {
+	return &hostile{fmt.Errorf("is a look-alike: it mixes %s and %s letters (%U at byte %d)", scripts[0], scripts[1], r, i)}
 }
 
 // addScript adds name to scripts unless it is there.
