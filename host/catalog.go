@@ -28,6 +28,9 @@ type catalog struct {
 	// reserved maps "kind key" (as in held) to the plugin a key is kept
 	// for: its definition is held out, and no other plugin may serve it.
 	reserved map[string]*loadedPlugin
+	// leftOut is, for each plugin, what it lists and c does not serve
+	// (leftout.go).
+	leftOut map[*loadedPlugin][]LeftOut
 }
 
 type toolEntry struct {
@@ -131,6 +134,10 @@ func buildCatalog(plugins []*loadedPlugin, logger hclog.Logger, held held) *cata
 				c.prompts[p.Name] = promptEntry{plugin: lp, prompt: p}
 			}
 		}
+	}
+	c.leftOut = map[*loadedPlugin][]LeftOut{}
+	for _, lp := range plugins {
+		c.leftOut[lp] = c.findLeftOut(lp)
 	}
 	return c
 }

@@ -37,6 +37,13 @@ type loadedPlugin struct {
 	promptNames map[string]string
 	// remote is what was read from the plugin store (nil: a local file).
 	remote *remoteModule
+	// refused is what the host left out of the plugin's lists, and why
+	// (leftout.go). hostile is set once a listing of this generation hid
+	// text or offered a look-alike name: the generation then serves
+	// nothing, its lists stay empty, and a later listing does not bring it
+	// back (a new file or config makes a new generation, judged afresh).
+	refused []bridge.Refusal
+	hostile bool
 
 	mu      sync.Mutex
 	refs    int
@@ -104,8 +111,10 @@ func (lp *loadedPlugin) liveLists() bool {
 // which guards the lists.
 func (lp *loadedPlugin) relist(ctx context.Context, logger hclog.Logger) error {
 	tools, resources, templates, prompts, names := lp.tools, lp.resources, lp.templates, lp.prompts, lp.promptNames
+	refused, hostile := lp.refused, lp.hostile
 	if err := lp.list(ctx, logger); err != nil {
 		lp.tools, lp.resources, lp.templates, lp.prompts, lp.promptNames = tools, resources, templates, prompts, names
+		lp.refused, lp.hostile = refused, hostile
 		return fmt.Errorf("list plugin %q again after it announced a change: %w", lp.cfg.Name, err)
 	}
 	return nil
@@ -120,7 +129,8 @@ type lister interface {
 
 // list reads everything the plugin contributes, applying its tool prefix.
 // An item the bridge refuses is left out with an error in the log; the
-// rest of the plugin is served.
+// rest of the plugin is served, unless a refusal is hostile (hidden text, a
+// look-alike name): then the whole plugin is left out (leaveOutWhole).
 func (lp *loadedPlugin) list(ctx context.Context, logger hclog.Logger) error {
 	return lp.listFrom(ctx, logger, lp.plugin)
 }
@@ -129,8 +139,10 @@ func (lp *loadedPlugin) list(ctx context.Context, logger hclog.Logger) error {
 func (lp *loadedPlugin) listFrom(ctx context.Context, logger hclog.Logger, p lister) error {
 	var (
 		err     error
-		refused []error
+		refused []bridge.Refusal
 	)
+	// What an earlier listing of this generation was caught at.
+	caught := hostileRefusals(lp.refused)
 	lim := bridge.Limits{MaxItems: lp.cfg.MaxItems}
 	if _, replay := p.(*replayer); replay {
 		// A cached description: this build checked these very lists
@@ -140,8 +152,8 @@ func (lp *loadedPlugin) listFrom(ctx context.Context, logger hclog.Logger, p lis
 		lim.Deferred = true
 	}
 	report := func() {
-		for _, r := range refused {
-			logger.Error("plugin offered an invalid definition; leaving it out", "plugin", lp.cfg.Name, "error", r)
+		for i := range refused {
+			logger.Error("plugin offered an invalid definition; leaving it out", "plugin", lp.cfg.Name, "error", &refused[i])
 		}
 	}
 	defer report()
@@ -161,7 +173,7 @@ func (lp *loadedPlugin) listFrom(ctx context.Context, logger hclog.Logger, p lis
 			}
 		}
 	}
-	var more []error
+	var more []bridge.Refusal
 	if p.Has(abi.ExportListResources) {
 		if lp.resources, more, err = bridge.ListResources(ctx, p, lim); err != nil {
 			return err
@@ -182,6 +194,13 @@ func (lp *loadedPlugin) listFrom(ctx context.Context, logger hclog.Logger, p lis
 	}
 	if hyperMCPNaming(lp.cfg) {
 		lp.nameAsHyperMCP()
+	}
+	lp.refused = refused
+	if len(caught) > 0 || len(hostileRefusals(refused)) > 0 {
+		if len(hostileRefusals(refused)) == 0 {
+			lp.refused = append(caught, refused...)
+		}
+		lp.leaveOutWhole(logger)
 	}
 	return nil
 }

@@ -160,6 +160,11 @@ type PluginInfo struct {
 	// Asked lists the grants the plugin's artifact asks for, and
 	// AskedNotGranted those of them its config does not give.
 	Asked, AskedNotGranted []string
+	// LeftOut lists every item the plugin lists that the host does not
+	// serve, and why; Hostile is set when the whole plugin is left out
+	// because it hides text or offers look-alike names.
+	LeftOut []LeftOut
+	Hostile bool
 }
 
 // New loads every plugin of cfg (in parallel) and registers what each
@@ -297,6 +302,11 @@ func (h *Host) logLoaded(c *catalog, lp *loadedPlugin) {
 	path := lp.cfg.Path
 	if lp.cfg.Source != "" {
 		path = lp.cfg.Source
+	}
+	if lp.hostile {
+		h.logger.Error("plugin loaded but left out whole: it hides text or offers look-alike names", "plugin", lp.cfg.Name, "path", path,
+			"left_out", len(lp.refused))
+		return
 	}
 	h.logger.Info("plugin loaded", "plugin", lp.cfg.Name, "path", path, "abi", lp.plugin.Flavor(),
 		"tools", sorted(tools), "resources", sorted(resources), "templates", sorted(templates), "prompts", sorted(prompts))
@@ -543,6 +553,7 @@ func (h *Host) Plugins() []PluginInfo {
 			Name: lp.cfg.Name, Path: lp.cfg.Path, ABIVersion: lp.plugin.ABIVersion(), Flavor: string(lp.plugin.Flavor()),
 			Tools: sorted(tools), Resources: sorted(resources), Templates: sorted(templates), Prompts: sorted(prompts),
 			Grants: grants(lp.cfg), Limits: limits(lp.cfg),
+			LeftOut: c.leftOut[lp], Hostile: wholeLeftOut(c.leftOut[lp]),
 		})
 		remoteInfo(&infos[len(infos)-1], lp)
 	}

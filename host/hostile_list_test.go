@@ -275,7 +275,8 @@ func TestListsAreCappedAtMaxItems(t *testing.T) {
 // Item 14: U+202E and U+200B were refused in tool titles and descriptions
 // but accepted everywhere else a client shows or a model reads. Every
 // string of every definition is checked now, keys included, and the error
-// names the JSON Pointer of the first bad one.
+// names the JSON Pointer of the first bad one; a plugin caught at it is
+// left out whole.
 func TestHiddenTextIsRefusedEverywhere(t *testing.T) {
 	const rlo, zwsp, tag = `\u202e`, `\u200b`, `\udb40\udc41` // U+202E, U+200B, U+E0041 (TAG LATIN CAPITAL LETTER A)
 	obj := `{"type":"object"}`
@@ -304,12 +305,15 @@ func TestHiddenTextIsRefusedEverywhere(t *testing.T) {
 				`{"uriTemplate":"test://desc/{id}","name":"d","description":"x`+rlo+`"}]}`),
 	}
 	s := start(t, hostileConfig(t, p, ""))
+	// Hidden text is no mistake (issue 25 item 6): the whole plugin is
+	// left out, its clean items too; every bad one is still named.
 	tools, prompts, resources, templates := hostileNames(t, s.session)
 	tools = slices.DeleteFunc(tools, func(n string) bool { return slices.Contains([]string{"echo", "add", "fail", "greet"}, n) })
-	if !slices.Equal(tools, []string{"clean"}) || !slices.Equal(prompts, []string{"clean_prompt"}) ||
-		!slices.Equal(resources, []string{"test://clean"}) || !slices.Equal(templates, []string{"test://clean/{id}"}) {
-		t.Errorf("listed tools %v, prompts %v, resources %v, templates %v; want only the clean ones", tools, prompts, resources, templates)
+	if len(tools)+len(prompts)+len(resources)+len(templates) != 0 {
+		t.Errorf("listed tools %v, prompts %v, resources %v, templates %v; want nothing of the hostile plugin", tools, prompts, resources, templates)
 	}
+	wantLogged(t, s, `plugin hides text or offers look-alike names: leaving the whole plugin out: plugin=hostile`,
+		`tool \"clean\"`, `prompt \"clean_prompt\"`, `resource \"test://clean\"`, `template \"test://clean/{id}\"`)
 	bad := `has an invisible or control character`
 	wantLogged(t, s,
 		`tool \"annotation\": string at \"/annotations/title\" `+bad+` U+202E at byte 4`,
@@ -331,8 +335,8 @@ func TestHiddenTextIsRefusedEverywhere(t *testing.T) {
 		`resource #5: string at \"/uri\" `+bad,
 		`template \"test://desc/{id}\": string at \"/description\" `+bad,
 	)
-	if res, _ := callText(t, s.session, "clean", map[string]any{"city": "Oslo"}); res.IsError {
-		t.Errorf("clean: %+v", res)
+	if res, err := s.session.CallTool(t.Context(), &mcp.CallToolParams{Name: "clean", Arguments: map[string]any{"city": "Oslo"}}); err == nil && !res.IsError {
+		t.Error("the hostile plugin's clean tool answered")
 	}
 	afterFault(t, s)
 }

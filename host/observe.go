@@ -78,6 +78,10 @@ var (
 		"Instances a plugin has made.", []string{"plugin"}, nil)
 	pluginsDesc = prometheus.NewDesc("mcphost_plugins_loaded",
 		"Plugins serving now.", nil, nil)
+	leftOutDesc = prometheus.NewDesc("mcphost_plugin_items_left_out",
+		"Items a plugin lists that the host does not serve (refused by the checks, taken by another plugin, or held out by the lock file; every item of a hostile plugin).", []string{"plugin"}, nil)
+	hostileDesc = prometheus.NewDesc("mcphost_plugin_hostile",
+		"1 when the plugin is left out whole, caught hiding text or offering look-alike names in its lists.", []string{"plugin"}, nil)
 )
 
 // Describe implements prometheus.Collector.
@@ -90,6 +94,8 @@ func (c *hostCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- releasesDesc
 	ch <- instancesMadeDesc
 	ch <- pluginsDesc
+	ch <- leftOutDesc
+	ch <- hostileDesc
 	describeMemory(ch)
 }
 
@@ -118,6 +124,12 @@ func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(instancesMadeDesc, prometheus.CounterValue, float64(life.Instances), lp.cfg.Name)
 		ch <- prometheus.MustNewConstMetric(pluginMemoryDesc, prometheus.GaugeValue, float64(life.MemoryHeld), lp.cfg.Name)
 		ch <- prometheus.MustNewConstMetric(pluginEvictionsDesc, prometheus.CounterValue, float64(life.Evictions), lp.cfg.Name)
+		hostile := 0.0
+		if wholeLeftOut(cat.leftOut[lp]) {
+			hostile = 1
+		}
+		ch <- prometheus.MustNewConstMetric(leftOutDesc, prometheus.GaugeValue, float64(len(cat.leftOut[lp])), lp.cfg.Name)
+		ch <- prometheus.MustNewConstMetric(hostileDesc, prometheus.GaugeValue, hostile, lp.cfg.Name)
 	}
 	c.h.collectMemory(ch)
 }

@@ -33,6 +33,11 @@ type inspection struct {
 	Resources  []string `json:"resources"`
 	Templates  []string `json:"resourceTemplates"`
 	Prompts    []string `json:"prompts"`
+	// LeftOut lists what the plugin lists that serve would leave out, and
+	// why; Hostile is set when that is the whole plugin (it hides text or
+	// offers look-alike names). Either fails the inspection.
+	LeftOut []leftOutItem `json:"leftOut"`
+	Hostile bool          `json:"hostile,omitempty"`
 	// Needs lists what the module's imports ask of the host, and which
 	// config key would grant it.
 	Needs []string `json:"needs"`
@@ -40,6 +45,11 @@ type inspection struct {
 	// and Asks the grants its artifact asks for (never given for asking).
 	Digest string   `json:"digest,omitempty"`
 	Asks   []string `json:"asks,omitempty"`
+
+	// leftOut is the error LeftOut makes (nil for none), and leftOutLines
+	// its lines, to print.
+	leftOut      error
+	leftOutLines []string
 }
 
 // importNeeds maps imports to what they would need granted.
@@ -138,7 +148,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if !in.Loads {
 		return fmt.Errorf("%s does not load: %s", in.File, in.Error)
 	}
-	return nil
+	return in.leftOut
 }
 
 func inspect(ctx context.Context, path string) (*inspection, error) {
@@ -149,7 +159,7 @@ func inspect(ctx context.Context, path string) (*inspection, error) {
 	sum := sha256.Sum256(wasm)
 	in := &inspection{File: path, Size: int64(len(wasm)), SHA256: hex.EncodeToString(sum[:]),
 		Exports: []string{}, Imports: []string{}, Needs: []string{},
-		Tools: []string{}, Resources: []string{}, Templates: []string{}, Prompts: []string{}}
+		Tools: []string{}, Resources: []string{}, Templates: []string{}, Prompts: []string{}, LeftOut: []leftOutItem{}}
 
 	// Nothing reaches wazero before the module limits are checked: a
 	// 1 KB module can declare 2^32-1 locals, which wazero would allocate.
@@ -205,6 +215,9 @@ func inspect(ctx context.Context, path string) (*inspection, error) {
 	in.Resources = append(in.Resources, p.Resources...)
 	in.Templates = append(in.Templates, p.Templates...)
 	in.Prompts = append(in.Prompts, p.Prompts...)
+	in.LeftOut, in.Hostile = leftOutItems(p), p.Hostile
+	in.leftOut = checkLeftOut(path, []host.PluginInfo{p}, true)
+	in.leftOutLines = leftOutLines("", p)
 	return in, nil
 }
 
@@ -222,6 +235,9 @@ func printInspection(w io.Writer, in *inspection) {
 		if len(items) > 0 {
 			fmt.Fprintf(w, "  %-8s %s\n", label, strings.Join(items, ", "))
 		}
+	}
+	for _, l := range in.leftOutLines {
+		fmt.Fprintf(w, "  LEFT OUT %s\n", l)
 	}
 	list("tools", in.Tools)
 	list("resources", in.Resources)

@@ -35,7 +35,11 @@ type check struct {
 	Name   string          `json:"name"`
 	Detail string          `json:"detail,omitempty"`
 	Args   json.RawMessage `json:"arguments,omitempty"`
-	Took   time.Duration   `json:"tookNs,omitempty"`
+	// LeftOut is set on the check of an item serve would leave out, and
+	// Pointer is the JSON Pointer, in the item, of the part at fault.
+	LeftOut bool          `json:"leftOut,omitempty"`
+	Pointer string        `json:"pointer,omitempty"`
+	Took    time.Duration `json:"tookNs,omitempty"`
 	// Output is what the plugin wrote to stdout and stderr during the
 	// call ("stderr: panic: …"): a Go plugin's panic, for one, is there
 	// and not in the error, which says only that the module trapped.
@@ -191,6 +195,21 @@ func testPlugin(ctx context.Context, path string, toolArgs, pluginConfig map[str
 		checks = append(checks, c)
 	}
 	output.take() // what loading wrote
+	// What serve would leave out fails, item by item: the listing below
+	// shows only what is served.
+	for _, p := range h.Plugins() {
+		if p.Hostile {
+			checks = append(checks, check{Status: checkFail, Kind: "plugin", Name: path, Detail: wholePluginReason})
+		}
+		for _, l := range p.LeftOut {
+			detail := "left out: " + l.Reason
+			if l.Pointer != "" {
+				detail = "left out: at " + showPointer(l.Pointer) + ": " + l.Reason
+			}
+			checks = append(checks, check{Status: checkFail, Kind: l.Kind, Name: strings.TrimPrefix(l.Label(), l.Kind+" "),
+				Detail: detail, Pointer: l.Pointer, LeftOut: true})
+		}
+	}
 	for tool, err := range cs.Tools(ctx, nil) {
 		if err != nil {
 			add(check{Status: checkFail, Kind: "tool", Name: "tools/list", Detail: err.Error()})

@@ -137,3 +137,86 @@ func TestPluginTestReadsResourceTemplates(t *testing.T) {
 		t.Errorf("plugin test does not read the template with a made-up id:\n%s", out)
 	}
 }
+
+// leftOutFaults are the tools testdata/plugins/leftout lists that serve
+// leaves out: each with the part at fault and what the reason says.
+var leftOutFaults = []struct{ item, pointer, reason string }{
+	{`tool #2 "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"… (10000 bytes)`, "/name", "is invalid"},
+	{`tool #3 "read file"`, "/name", "is invalid"},
+	{`tool #4 "../etc/passwd"`, "/name", "is invalid"},
+	{`tool #5 (no name)`, "/name", `name "" is invalid`},
+	{`tool #6 "long_description"`, "/description", "is 65537 bytes (at most 65536)"},
+	{`tool #7 "lookahead"`, "/inputSchema/properties/x/pattern", "is not a regular expression"},
+	{`tool #8 "not_an_object"`, "/inputSchema/type", `must be a JSON Schema with "type": "object"`},
+	{`tool #9 "null_schema"`, "/inputSchema", "missing"},
+}
+
+// hostileFaults are what the hostile build adds: hidden text and a
+// look-alike name, which leave out the whole plugin (its good tool and
+// prompt too).
+var hostileFaults = []struct{ item, pointer, reason string }{
+	{`tool #10 "r\u0435ad_file"`, "/name", "is a look-alike: it mixes Latin and Cyrillic letters"},
+	{`tool #11 "rlo"`, "/description", "invisible or control character U+202E"},
+	{`tool #12 "zwsp"`, "/title", "invisible or control character U+200B"},
+	{`tool #13 "tags"`, "/description", "invisible or control character U+E0049"},
+	{`tool "fine"`, "", "left out with its plugin"},
+	{`prompt "fine_prompt"`, "", "left out with its plugin"},
+}
+
+// Issue 25 item 6: plugin test fails a plugin whose items serve would
+// leave out, with a FAIL naming each one, the JSON Pointer of its fault and
+// why; a hostile plugin fails whole.
+func TestPluginTestFailsWhatServeLeavesOut(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		tags    []string
+		faults  int
+		hostile bool
+	}{
+		{"buggy", nil, len(leftOutFaults), false},
+		{"hostile", []string{"hostile"}, len(leftOutFaults) + len(hostileFaults), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wasm := testutil.GoPlugin(t, "testdata/plugins/leftout", tc.tags...)
+			out, stderr, err := runCLI(t, "plugin", "test", "--json", wasm)
+			if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "checks failed") {
+				t.Fatalf("plugin test = %v (exit %d), want checks failed\n%s\n%s", err, exitCode(err), out, stderr)
+			}
+			var checks []check
+			if err := json.Unmarshal([]byte(out), &checks); err != nil {
+				t.Fatalf("--json output: %v\n%s", err, out)
+			}
+			var left []check
+			whole := false
+			for _, c := range checks {
+				if c.LeftOut {
+					left = append(left, c)
+				}
+				if c.Kind == "plugin" && c.Status == checkFail && strings.Contains(c.Detail, "left out whole") {
+					whole = true
+				}
+			}
+			if whole != tc.hostile {
+				t.Errorf("a FAIL for the whole plugin: %v, want %v", whole, tc.hostile)
+			}
+			want := slices.Clone(leftOutFaults)
+			if tc.hostile {
+				want = append(want, hostileFaults...)
+			}
+			if len(left) != len(want) {
+				t.Fatalf("%d left-out checks, want %d: %+v", len(left), len(want), left)
+			}
+			for i, w := range want {
+				c := left[i]
+				if c.Status != checkFail || c.Kind+" "+c.Name != w.item || c.Pointer != w.pointer || !strings.Contains(c.Detail, w.reason) {
+					t.Errorf("check %d = %s %s %s (pointer %q): %s; want %s at %q: %s", i, c.Status, c.Kind, c.Name, c.Pointer, c.Detail, w.item, w.pointer, w.reason)
+				}
+			}
+			// What serve does serve is still tried.
+			passed := slices.ContainsFunc(checks, func(c check) bool { return c.Name == "fine" && c.Status == checkPass })
+			if passed == tc.hostile {
+				t.Errorf("tool fine tried and passed: %v; want %v", passed, !tc.hostile)
+			}
+		})
+	}
+}

@@ -47,7 +47,7 @@ const usage = `mcphost hosts sandboxed WebAssembly plugins behind one MCP server
 Usage:
   mcphost serve    [--config FILE] [--log-level LEVEL]   serve MCP over stdio
                    [--http ADDR] [--stateless]           ... or over Streamable HTTP at http://ADDR/mcp
-  mcphost validate [--config FILE]                       check the config and load every plugin
+  mcphost validate [--config FILE]                       check the config, load every plugin; fail on anything left out
   mcphost plugin inspect [--json] FILE.wasm              what a plugin offers and would need granted
   mcphost plugin test [--args TOOL=JSON]... FILE.wasm    call everything a plugin offers, check the replies
   mcphost plugin new --lang go|c|rust|as|wat NAME [DIR]  scaffold a plugin that builds and loads as is
@@ -325,9 +325,22 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	defer h.Close(context.WithoutCancel(ctx))
 	plugins := h.Plugins()
-	fmt.Fprintf(stdout, "%s: ok, %d plugin(s)\n", cfg.Path, len(plugins))
+	// What serve would leave out fails the check: a CI gate that passes
+	// a partly broken or hostile plugin is worse than none.
+	leftOut := checkLeftOut(cfg.Path, plugins, false)
+	if leftOut == nil {
+		fmt.Fprintf(stdout, "%s: ok, %d plugin(s)\n", cfg.Path, len(plugins))
+	} else {
+		fmt.Fprintf(stdout, "%s: FAILED, %d plugin(s), items left out (see below)\n", cfg.Path, len(plugins))
+	}
 	for _, p := range plugins {
 		fmt.Fprintf(stdout, "  %s (%s abi v%d, %s)\n", p.Name, p.Flavor, p.ABIVersion, p.Path)
+		if p.Hostile {
+			fmt.Fprintf(stdout, "    LEFT OUT %s\n", wholePluginReason)
+		}
+		for _, l := range p.LeftOut {
+			fmt.Fprintf(stdout, "    LEFT OUT %s\n", describeLeftOut(l))
+		}
 		if p.Source != "" {
 			fmt.Fprintf(stdout, "    source %s (%s)\n", p.Source, p.Digest)
 		}
@@ -351,7 +364,7 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			}
 		}
 	}
-	return nil
+	return leftOut
 }
 
 // buildVersion is the version reported to clients: the one set with

@@ -433,3 +433,95 @@ func TestPluginAccept(t *testing.T) {
 		t.Errorf("accepting an unknown plugin: %v", err)
 	}
 }
+
+// Issue 25 item 6: validate exited 0 when serve would leave out items of a
+// plugin. It fails now, and names every item left out: the config file,
+// the plugin, the item, the JSON Pointer of the fault and why; a hostile
+// plugin is reported left out whole.
+func TestValidateFailsWhatServeLeavesOut(t *testing.T) {
+	cfg := testutil.WriteConfig(t, fmt.Sprintf(`
+[server]
+lock_file = "off"
+
+[[plugin]]
+name = "buggy"
+path = %q
+
+[[plugin]]
+name = "hostile"
+path = %q
+prefix = "h_"
+`, testutil.GoPlugin(t, "testdata/plugins/leftout"), testutil.GoPlugin(t, "testdata/plugins/leftout", "hostile")))
+	out, stderr, err := runCLI(t, "validate", "--config", cfg)
+	if err == nil || exitCode(err) != 1 {
+		t.Fatalf("validate = %v (exit %d), want a failure (exit 1)\n%s\n%s", err, exitCode(err), out, stderr)
+	}
+	if !strings.Contains(out, cfg+": FAILED, 2 plugin(s)") {
+		t.Errorf("validate output does not say it failed:\n%s", out)
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if !strings.Contains(lines[0], "22 item(s) left out") {
+		t.Errorf("error begins %q, want the number of items left out", lines[0])
+	}
+	// Every item, in the error (stderr) and in the report (stdout).
+	type want struct{ plugin, item, pointer, reason string }
+	var wants []want
+	for _, f := range leftOutFaults {
+		wants = append(wants, want{"buggy", f.item, f.pointer, f.reason}, want{"hostile", f.item, f.pointer, f.reason})
+	}
+	for _, f := range hostileFaults {
+		wants = append(wants, want{"hostile", strings.Replace(f.item, `"fine"`, `"h_fine"`, 1), f.pointer, f.reason})
+	}
+	wants = append(wants, want{"hostile", "left out whole", "", "hides text or offers look-alike names"})
+	for _, w := range wants {
+		at := ""
+		if w.pointer != "" {
+			at = " at " + w.pointer
+		}
+		prefix := fmt.Sprintf("%s: plugin %q: %s%s", cfg, w.plugin, w.item, at)
+		i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), prefix) })
+		if i < 0 || !strings.Contains(lines[i], w.reason) {
+			t.Errorf("the error has no line %q…%q", prefix, w.reason)
+		}
+		if !strings.Contains(out, "LEFT OUT "+w.item+at) {
+			t.Errorf("the report does not show %s%s", w.item, at)
+		}
+	}
+	if len(lines) != 1+len(wants) {
+		t.Errorf("the error has %d lines, want %d:\n%s", len(lines), 1+len(wants), err)
+	}
+
+	// A good config still passes.
+	if _, _, err := runCLI(t, "validate", "--config", helloConfig(t)); err != nil {
+		t.Errorf("validate of a good config: %v", err)
+	}
+}
+
+// Issue 25 item 6: plugin inspect reports what serve would leave out, and
+// fails.
+func TestPluginInspectFailsWhatServeLeavesOut(t *testing.T) {
+	wasm := testutil.GoPlugin(t, "testdata/plugins/leftout", "hostile")
+	out, _, err := runCLI(t, "plugin", "inspect", "--json", wasm)
+	if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "14 item(s) left out") ||
+		!strings.Contains(err.Error(), wasm+`: tool #11 "rlo" at /description: string at "/description" has an invisible or control character U+202E`) {
+		t.Fatalf("inspect = %v (exit %d)", err, exitCode(err))
+	}
+	var in inspection
+	if err := json.Unmarshal([]byte(out), &in); err != nil {
+		t.Fatalf("inspect --json output is not JSON: %v\n%s", err, out)
+	}
+	if !in.Loads || !in.Hostile || len(in.LeftOut) != len(leftOutFaults)+len(hostileFaults) || len(in.Tools) != 0 {
+		t.Fatalf("inspection: loads %v, hostile %v, %d left out, tools %v", in.Loads, in.Hostile, len(in.LeftOut), in.Tools)
+	}
+	if l := in.LeftOut[5]; l.Kind != "tool" || l.Name != "lookahead" || l.Index != 7 || l.Pointer != "/inputSchema/properties/x/pattern" || l.Hostile {
+		t.Errorf("left out #7 = %+v", l)
+	}
+	if l := in.LeftOut[8]; l.Name != "r\u0435ad_file" || l.Pointer != "/name" || !l.Hostile {
+		t.Errorf("left out #10 = %+v", l)
+	}
+	text, _, err := runCLI(t, "plugin", "inspect", testutil.GoPlugin(t, "testdata/plugins/leftout"))
+	if err == nil || !strings.Contains(text, `LEFT OUT tool #8 "not_an_object" at /inputSchema/type: inputSchema: must be a JSON Schema with "type": "object"`) ||
+		strings.Contains(text, "left out whole") || !strings.Contains(text, "tools    fine") {
+		t.Errorf("inspect of the buggy plugin = %v\n%s", err, text)
+	}
+}

@@ -43,6 +43,18 @@ type Tool struct {
 // characters from A-Z, a-z, 0-9, '_', '-' and '.'.
 var validToolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 
+// checkName checks a tool or prompt name: a look-alike (lookAlike) is
+// hostile, any other name outside validToolName a mere fault.
+func checkName(name string) error {
+	if err := lookAlike(name); err != nil {
+		return at("/name", fmt.Errorf("name %s %w", ShowName(name), err))
+	}
+	if !validToolName.MatchString(name) {
+		return at("/name", fmt.Errorf("name %s is invalid (1-128 characters from A-Z a-z 0-9 _ - .)", ShowName(name)))
+	}
+	return nil
+}
+
 // envelope builds the ABI input for an export (ABI.md §3): request, the
 // MCP request's params without their _meta, and the call's context: its
 // id, the request's _meta (meta; {} when none), the client's capabilities
@@ -169,7 +181,7 @@ func describeBytes(b []byte) string {
 // validated with bounded work (see schemaCache.compile). A tool that fails
 // is left out and refused says why; so are the tools past lim. err is for
 // an output that is no list of tools at all.
-func ListTools(ctx context.Context, p Caller, lim Limits) (tools []Tool, refused []error, err error) {
+func ListTools(ctx context.Context, p Caller, lim Limits) (tools []Tool, refused []Refusal, err error) {
 	raws, refused, err := listItems(ctx, p, abi.ExportListTools, "tool", lim,
 		func(r *struct {
 			Tools []json.RawMessage `json:"tools"`
@@ -185,14 +197,10 @@ func ListTools(ctx context.Context, p Caller, lim Limits) (tools []Tool, refused
 	for i, raw := range raws {
 		t, key, err := checkTool(raw, schemas)
 		if err == nil && seen[t.MCP.Name] {
-			err = errors.New("is listed twice (the first is kept)")
+			err = at("/name", errors.New("is listed twice (the first is kept)"))
 		}
 		if err != nil {
-			what := fmt.Sprintf("#%d", i+1)
-			if validToolName.MatchString(key.Name) {
-				what = strconv.Quote(key.Name)
-			}
-			refused = append(refused, fmt.Errorf("%s: tool %s: %w", abi.ExportListTools, what, err))
+			refused = append(refused, refuse(abi.ExportListTools, "tool", i, key.Name, err))
 			continue
 		}
 		seen[t.MCP.Name] = true
@@ -210,8 +218,8 @@ func checkTool(raw json.RawMessage, schemas *schemaCache) (t Tool, key itemKey, 
 	}
 	key.Name = mt.Name
 	t.MCP, t.PluginName = &mt, mt.Name
-	if !validToolName.MatchString(mt.Name) {
-		return t, key, fmt.Errorf("name %s is invalid (1-128 characters from A-Z a-z 0-9 _ - .)", strconv.QuoteToASCII(mt.Name))
+	if err := checkName(mt.Name); err != nil {
+		return t, key, err
 	}
 	// The schemas as listed, to compile: the same members the decoding
 	// into mt picked.
@@ -220,20 +228,23 @@ func checkTool(raw json.RawMessage, schemas *schemaCache) (t Tool, key itemKey, 
 		OutputSchema json.RawMessage `json:"outputSchema"`
 	}
 	if err := json.Unmarshal(raw, &rawSchemas); err != nil {
-		return t, key, fmt.Errorf("invalid: %w", err)
+		return t, key, at(unmarshalPointer(err), fmt.Errorf("invalid: %w", err))
 	}
 	if m, ok := mt.InputSchema.(map[string]any); !ok || m["type"] != "object" {
 		if mt.InputSchema == nil {
-			return t, key, errors.New(`inputSchema: missing (a tool needs an object schema, at least {"type": "object"})`)
+			return t, key, at("/inputSchema", errors.New(`inputSchema: missing (a tool needs an object schema, at least {"type": "object"})`))
 		}
-		return t, key, errors.New(`inputSchema: must be a JSON Schema with "type": "object"`)
+		if !ok {
+			return t, key, at("/inputSchema", errors.New(`inputSchema: must be a JSON Schema with "type": "object"`))
+		}
+		return t, key, at("/inputSchema/type", errors.New(`inputSchema: must be a JSON Schema with "type": "object"`))
 	}
 	if t.Input, err = schemas.compile(rawSchemas.InputSchema); err != nil {
-		return t, key, fmt.Errorf("inputSchema: %w", err)
+		return t, key, under("/inputSchema", "inputSchema", err)
 	}
 	if mt.OutputSchema != nil {
 		if t.Output, err = schemas.compile(rawSchemas.OutputSchema); err != nil {
-			return t, key, fmt.Errorf("outputSchema: %w", err)
+			return t, key, under("/outputSchema", "outputSchema", err)
 		}
 	}
 	if err := encodeSchemas(&mt); err != nil {

@@ -21,7 +21,7 @@ import (
 // own: an absolute URI, unique within the plugin, a name, and no hidden
 // text anywhere in it (see checkText). A resource that fails is left out
 // and refused says why; so are the resources past lim.
-func ListResources(ctx context.Context, p Caller, lim Limits) (resources []*mcp.Resource, refused []error, err error) {
+func ListResources(ctx context.Context, p Caller, lim Limits) (resources []*mcp.Resource, refused []Refusal, err error) {
 	raws, refused, err := listItems(ctx, p, abi.ExportListResources, "resource", lim,
 		func(r *struct {
 			Resources []json.RawMessage `json:"resources"`
@@ -40,7 +40,7 @@ func ListResources(ctx context.Context, p Caller, lim Limits) (resources []*mcp.
 			err = checkResource(&r, seen)
 		}
 		if err != nil {
-			refused = append(refused, fmt.Errorf("%s: resource %s: %w", abi.ExportListResources, itemName(i, key.URI), err))
+			refused = append(refused, refuse(abi.ExportListResources, "resource", i, key.URI, err))
 			continue
 		}
 		seen[r.URI] = true
@@ -51,13 +51,16 @@ func ListResources(ctx context.Context, p Caller, lim Limits) (resources []*mcp.
 
 func checkResource(r *mcp.Resource, seen map[string]bool) error {
 	if u, err := url.Parse(r.URI); err != nil || u.Scheme == "" {
-		return fmt.Errorf("uri %s is not an absolute URI", strconv.QuoteToASCII(r.URI))
+		return at("/uri", fmt.Errorf("uri %s is not an absolute URI", ShowName(r.URI)))
 	}
 	if r.Name == "" {
-		return errors.New("name is missing")
+		return at("/name", errors.New("name is missing"))
+	}
+	if err := lookAlike(r.Name); err != nil {
+		return at("/name", fmt.Errorf("name %s %w", ShowName(r.Name), err))
 	}
 	if seen[r.URI] {
-		return errors.New("is listed twice (the first is kept)")
+		return at("/uri", errors.New("is listed twice (the first is kept)"))
 	}
 	return nil
 }
@@ -76,7 +79,7 @@ func itemName(i int, key string) string {
 // within the plugin, a name, and no hidden text anywhere in it (see
 // checkText). A template that fails is left out and refused says why; so
 // are the templates past lim.
-func ListResourceTemplates(ctx context.Context, p Caller, lim Limits) (templates []*mcp.ResourceTemplate, refused []error, err error) {
+func ListResourceTemplates(ctx context.Context, p Caller, lim Limits) (templates []*mcp.ResourceTemplate, refused []Refusal, err error) {
 	raws, refused, err := listItems(ctx, p, abi.ExportListResourceTemplates, "template", lim,
 		func(r *struct {
 			ResourceTemplates []json.RawMessage `json:"resourceTemplates"`
@@ -95,7 +98,7 @@ func ListResourceTemplates(ctx context.Context, p Caller, lim Limits) (templates
 			err = checkTemplate(&t, seen)
 		}
 		if err != nil {
-			refused = append(refused, fmt.Errorf("%s: template %s: %w", abi.ExportListResourceTemplates, itemName(i, key.URITemplate), err))
+			refused = append(refused, refuse(abi.ExportListResourceTemplates, "template", i, key.URITemplate, err))
 			continue
 		}
 		seen[t.URITemplate] = true
@@ -107,21 +110,24 @@ func ListResourceTemplates(ctx context.Context, p Caller, lim Limits) (templates
 func checkTemplate(t *mcp.ResourceTemplate, seen map[string]bool) error {
 	parsed, err := uritemplate.Parse(t.URITemplate)
 	if err != nil {
-		return fmt.Errorf("not an RFC 6570 URI template: %w", err)
+		return at("/uriTemplate", fmt.Errorf("not an RFC 6570 URI template: %w", err))
 	}
 	if parsed.Scheme() == "" {
-		return errors.New(`has no scheme: an absolute URI template begins with one, e.g. "note://{id}" (RFC 3986)`)
+		return at("/uriTemplate", errors.New(`has no scheme: an absolute URI template begins with one, e.g. "note://{id}" (RFC 3986)`))
 	}
 	// go-sdk parses it again when it is registered, with its own parser,
 	// and panics if that refuses it.
 	if _, err := yosida.New(t.URITemplate); err != nil {
-		return fmt.Errorf("not a URI template go-sdk can serve: %w", err)
+		return at("/uriTemplate", fmt.Errorf("not a URI template go-sdk can serve: %w", err))
 	}
 	if t.Name == "" {
-		return errors.New("name is missing")
+		return at("/name", errors.New("name is missing"))
+	}
+	if err := lookAlike(t.Name); err != nil {
+		return at("/name", fmt.Errorf("name %s %w", ShowName(t.Name), err))
 	}
 	if seen[t.URITemplate] {
-		return errors.New("is listed twice (the first is kept)")
+		return at("/uriTemplate", errors.New("is listed twice (the first is kept)"))
 	}
 	return nil
 }
@@ -161,7 +167,7 @@ func ReadResource(ctx context.Context, p Caller, req *mcp.ReadResourceRequest, m
 // valid name, unique within the plugin, named arguments, and no hidden
 // text anywhere in it (see checkText). A prompt that fails is left out and
 // refused says why; so are the prompts past lim.
-func ListPrompts(ctx context.Context, p Caller, lim Limits) (prompts []*mcp.Prompt, refused []error, err error) {
+func ListPrompts(ctx context.Context, p Caller, lim Limits) (prompts []*mcp.Prompt, refused []Refusal, err error) {
 	raws, refused, err := listItems(ctx, p, abi.ExportListPrompts, "prompt", lim,
 		func(r *struct {
 			Prompts []json.RawMessage `json:"prompts"`
@@ -180,10 +186,7 @@ func ListPrompts(ctx context.Context, p Caller, lim Limits) (prompts []*mcp.Prom
 			err = checkPrompt(&pr, seen)
 		}
 		if err != nil {
-			if !validToolName.MatchString(key.Name) {
-				key.Name = ""
-			}
-			refused = append(refused, fmt.Errorf("%s: prompt %s: %w", abi.ExportListPrompts, itemName(i, key.Name), err))
+			refused = append(refused, refuse(abi.ExportListPrompts, "prompt", i, key.Name, err))
 			continue
 		}
 		seen[pr.Name] = true
@@ -193,15 +196,18 @@ func ListPrompts(ctx context.Context, p Caller, lim Limits) (prompts []*mcp.Prom
 }
 
 func checkPrompt(pr *mcp.Prompt, seen map[string]bool) error {
-	if !validToolName.MatchString(pr.Name) {
-		return fmt.Errorf("name %s is invalid (1-128 characters from A-Z a-z 0-9 _ - .)", strconv.QuoteToASCII(pr.Name))
+	if err := checkName(pr.Name); err != nil {
+		return err
 	}
 	if seen[pr.Name] {
-		return errors.New("is listed twice (the first is kept)")
+		return at("/name", errors.New("is listed twice (the first is kept)"))
 	}
 	for j, a := range pr.Arguments {
 		if a == nil || a.Name == "" {
-			return fmt.Errorf("argument #%d has no name", j+1)
+			return at(fmt.Sprintf("/arguments/%d", j), fmt.Errorf("argument #%d has no name", j+1))
+		}
+		if err := lookAlike(a.Name); err != nil {
+			return at(fmt.Sprintf("/arguments/%d/name", j), fmt.Errorf("argument #%d: name %s %w", j+1, ShowName(a.Name), err))
 		}
 	}
 	return nil

@@ -280,7 +280,7 @@ func (g *graph) link(s *jsonschema.Schema, n *node) error {
 		}
 		targets, err := g.targets(ref.value)
 		if err != nil {
-			return fmt.Errorf("%s %s at %s: %w", ref.keyword, strconv.QuoteToASCII(ref.value), showPath(g.paths[n]), err)
+			return at(g.paths[n]+"/"+ref.keyword, fmt.Errorf("%s %s at %s: %w", ref.keyword, strconv.QuoteToASCII(ref.value), showPath(g.paths[n]), err))
 		}
 		n.must = append(n.must, targets...)
 	}
@@ -398,8 +398,8 @@ func (g *graph) checkCycles() error {
 		for _, c := range slices.Concat(n.must, n.anyOf, n.may) {
 			switch state[c] {
 			case open:
-				return fmt.Errorf("has a cycle of references that consumes nothing of the value (validation would never end): %s",
-					g.showCycle(append(stack[slices.Index(stack, c):], c)))
+				return at(g.paths[c], fmt.Errorf("has a cycle of references that consumes nothing of the value (validation would never end): %s",
+					g.showCycle(append(stack[slices.Index(stack, c):], c))))
 			case unseen:
 				if err := visit(c); err != nil {
 					return err

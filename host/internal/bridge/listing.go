@@ -34,18 +34,19 @@ func (l Limits) maxItems() int {
 
 // listItems calls a list export and returns the raw items of its list
 // (what get picks out of R), each to be checked on its own: a bad item is
-// left out, not the whole plugin. The items past lim are left out at once,
-// with one error saying how many. err is for an output that is no list at
-// all.
-func listItems[R any](ctx context.Context, p Caller, export, kind string, lim Limits, get func(*R) []json.RawMessage) (items []json.RawMessage, refused []error, err error) {
+// left out, not the whole plugin (the host leaves out the whole plugin
+// only for a hostile fault, see Refusal.Hostile). The items past lim are
+// left out at once, with one refusal saying how many. err is for an output
+// that is no list at all.
+func listItems[R any](ctx context.Context, p Caller, export, kind string, lim Limits, get func(*R) []json.RawMessage) (items []json.RawMessage, refused []Refusal, err error) {
 	res, err := list[R](ctx, p, export)
 	if err != nil {
 		return nil, nil, err
 	}
 	items = get(res)
 	if n, most := len(items), lim.maxItems(); n > most {
-		refused = append(refused, fmt.Errorf("%s: %d %ss listed, more than max_items = %d: the first %d kept, the other %d left out",
-			export, n, kind, most, most, n-most))
+		refused = append(refused, Refusal{Export: export, Kind: kind, Err: fmt.Errorf("%d %ss listed, more than max_items = %d: the first %d kept, the other %d left out (#%d to #%d)",
+			n, kind, most, most, n-most, most+1, n)})
 		items = items[:most]
 	}
 	return items, refused, nil
@@ -75,7 +76,7 @@ func decodeItem(raw json.RawMessage, v any) (key itemKey, err error) {
 		return key, err
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
-		return key, fmt.Errorf("invalid: %w", err)
+		return key, at(unmarshalPointer(err), fmt.Errorf("invalid: %w", err))
 	}
 	var doc any
 	if err := json.Unmarshal(raw, &doc); err != nil {

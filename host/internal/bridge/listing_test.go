@@ -19,7 +19,7 @@ func TestListsAreCappedAtMaxItems(t *testing.T) {
 	}
 	tools, refused, err := ListTools(ctx, fakeCaller{`{"tools":[` + items(1500, `{"name":"t%d","inputSchema":{"type":"object"},"title":"%d"}`) + `]}`}, Limits{})
 	if err != nil || len(tools) != DefaultMaxItems || tools[999].MCP.Name != "t999" || len(refused) != 1 ||
-		refused[0].Error() != "list_tools: 1500 tools listed, more than max_items = 1000: the first 1000 kept, the other 500 left out" {
+		refused[0].Error() != "list_tools: 1500 tools listed, more than max_items = 1000: the first 1000 kept, the other 500 left out (#1001 to #1500)" {
 		t.Errorf("tools: kept %d, refused %v, %v", len(tools), refused, err)
 	}
 	lim := Limits{MaxItems: 3}

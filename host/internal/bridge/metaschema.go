@@ -40,7 +40,7 @@ func checkMetaSchema(doc any) error {
 			case draft07, draft07Secure:
 				draft7 = true
 			default:
-				return fmt.Errorf(`at "/$schema": %s is not a dialect the host can validate (%s or %s, spelled exactly so)`, quoteValue(d), draft202012, draft07)
+				return faultAt("/$schema", `%s is not a dialect the host can validate (%s or %s, spelled exactly so)`, quoteValue(d), draft202012, draft07)
 			}
 		}
 	}
@@ -269,9 +269,10 @@ func sortedKeys(m map[string]any) []string {
 	return keys
 }
 
-// faultAt is an error at a JSON Pointer in a schema.
+// faultAt is an error at a JSON Pointer in a schema, which it carries
+// (pointerOf).
 func faultAt(path, format string, args ...any) error {
-	return fmt.Errorf("at %s: %s", showPath(path), fmt.Sprintf(format, args...))
+	return at(path, fmt.Errorf("at %s: %s", showPath(path), fmt.Sprintf(format, args...)))
 }
 
 // describeValue names a decoded JSON value's kind, with the value when it

@@ -65,7 +65,7 @@ func scanJSON(data []byte, maxDepth int) (shape, error) {
 						b.WriteString(pointerSegment(unescapeKey(f.key)))
 					}
 				}
-				return sh, fmt.Errorf("nests more than %d levels deep (at %s)", maxDepth, showPath(b.String()))
+				return sh, at(b.String(), fmt.Errorf("nests more than %d levels deep (at %s)", maxDepth, showPath(b.String())))
 			}
 			stack = append(stack, frame{array: c == '[', expectKey: c == '{'})
 			sh.depth = max(sh.depth, len(stack))

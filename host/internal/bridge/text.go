@@ -18,7 +18,9 @@ const maxTextBytes = 64 << 10
 // schemas (property names and descriptions, enum values, defaults,
 // examples), prompt arguments, URIs and icons. Every string is checked, so
 // that a field a client starts to show tomorrow is already covered. The
-// error names the JSON Pointer of the first offending string.
+// error names the JSON Pointer of the first offending string (for a key,
+// the member it names), and carries it (pointerOf); hidden text is hostile
+// (IsHostile).
 func checkText(v any) error {
 	var path []string
 	var walk func(v any) error
@@ -26,7 +28,8 @@ func checkText(v any) error {
 		switch v := v.(type) {
 		case string:
 			if err := visibleText(v); err != nil {
-				return fmt.Errorf("string at %s %w", showPath(joinPointer(path)), err)
+				p := joinPointer(path)
+				return at(p, fmt.Errorf("string at %s %w", showPath(p), err))
 			}
 		case []any:
 			for i, e := range v {
@@ -44,7 +47,8 @@ func checkText(v any) error {
 			slices.Sort(keys) // report the same string every time
 			for _, k := range keys {
 				if err := visibleText(k); err != nil {
-					return fmt.Errorf("key %s at %s %w", strconv.QuoteToASCII(k), showPath(joinPointer(path)), err)
+					p := joinPointer(path)
+					return at(p+"/"+pointerSegment(k), fmt.Errorf("key %s at %s %w", strconv.QuoteToASCII(k), showPath(p), err))
 				}
 				path = append(path, k)
 				if err := walk(v[k]); err != nil {
@@ -74,7 +78,10 @@ func joinPointer(segments []string) string {
 // can spell out a whole hidden text); the other default-ignorable code
 // points (e.g. U+115F, U+3164 Hangul fillers); and variation selectors,
 // which can carry arbitrary bytes, except one U+FE0E or U+FE0F right after
-// a visible character (text or emoji presentation, as in ❤️).
+// a visible character (text or emoji presentation, as in ❤️). Such a
+// character is hostile (IsHostile): it hides text from whoever reviews the
+// definition, which no plugin does by mistake; a string too long or not
+// UTF-8 is a mere fault.
 func visibleText(s string) error {
 	if len(s) > maxTextBytes {
 		return fmt.Errorf("is %d bytes (at most %d)", len(s), maxTextBytes)
@@ -97,7 +104,7 @@ func visibleText(s string) error {
 			}
 		}
 		if hidden {
-			return fmt.Errorf("has an invisible or control character %U at byte %d", r, i)
+			return &hostile{fmt.Errorf("has an invisible or control character %U at byte %d", r, i)}
 		}
 		prevVisible = !unicode.IsSpace(r)
 	}
