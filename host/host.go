@@ -133,6 +133,9 @@ type Host struct {
 	// released is signalled when plugins released memory (lazy.go in
 	// package plugin); the background loop hands it back to the OS.
 	released chan struct{}
+	// late holds the plugins still loading when New began to serve
+	// (late.go); nil unless New was asked to skip broken plugins.
+	late *latePlugins
 	stop     context.CancelFunc
 	done     chan struct{} // closed when the background loop has ended
 }
@@ -198,6 +201,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 
 	// fail undoes what New has opened so far.
 	fail := func(err error) (*Host, error) {
+		h.closeLate(context.WithoutCancel(ctx))
 		for _, lp := range h.plugins {
 			_ = lp.plugin.Close(context.WithoutCancel(ctx))
 		}
@@ -207,14 +211,34 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 		return nil, err
 	}
 
-	loaded, errs := h.loadPlugins(ctx, cfg.Plugins, nil, nil)
+	var loaded []*loadedPlugin
+	var errs []error
+	if opts.SkipBrokenPlugins {
+		// serve: a slow plugin delays only itself (late.go).
+		loaded, errs = h.loadAtStart(ctx, cfg.Plugins, cfg.Server.StartWait)
+	} else {
+		loaded, errs = h.loadPlugins(ctx, cfg.Plugins, nil, nil)
+	}
+	if err := ctx.Err(); err != nil {
+		// Stopped while loading (SIGTERM at start): compiles end with
+		// their context, and so does the start.
+		h.closeLate(context.WithoutCancel(ctx))
+		for _, lp := range loaded {
+			if lp != nil {
+				_ = lp.plugin.Close(context.WithoutCancel(ctx))
+			}
+		}
+		return nil, fmt.Errorf("stopped while loading plugins: %w", err)
+	}
 	// Loading left the compilations of every plugin as garbage (each was
 	// released once its lists were read): hand it back before serving.
 	debug.FreeOSMemory()
 	var failed []error
 	for i, err := range errs {
 		if err == nil {
-			h.plugins = append(h.plugins, loaded[i])
+			if loaded[i] != nil { // nil: still loading (late.go)
+				h.plugins = append(h.plugins, loaded[i])
+			}
 			continue
 		}
 		if opts.SkipBrokenPlugins {
@@ -350,6 +374,10 @@ func (h *Host) loadPlugins(ctx context.Context, pcs []config.Plugin, keep map[st
 	errs := make([]error, len(pcs))
 	var wg sync.WaitGroup
 	for i, pc := range pcs {
+		if h.late.isLoading(pc.Name) {
+			errs[i] = errStillLoading // its load at start goes on (late.go)
+			continue
+		}
 		wg.Go(func() {
 			loaded[i], errs[i] = h.loadPlugin(ctx, pc, keep[pc.Name], live[pc.Name])
 		})
@@ -602,6 +630,7 @@ func (h *Host) Close(ctx context.Context) error {
 	defer stopRequests()
 	h.stop()
 	<-h.done
+	h.closeLate(ctx)
 	h.reloadMu.Lock()
 	plugins := h.plugins
 	h.plugins = nil

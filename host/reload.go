@@ -70,6 +70,14 @@ func (h *Host) reload(ctx context.Context, announced map[string]map[string]bool)
 			live[lp.cfg.Name] = true
 		}
 	}
+	// Plugins whose load at start ended since are served as they are,
+	// unless their file or settings changed meanwhile (late.go).
+	arrived := h.late.takeArrived()
+	for name, lp := range arrived {
+		if keep[name] == nil {
+			keep[name] = lp
+		}
+	}
 	loaded, errs := h.loadPlugins(ctx, cfg.Plugins, keep, live)
 	// A plugin with live lists that announced a change and is kept is
 	// asked again, on its running instance (generation.go, liveLists).
@@ -84,6 +92,9 @@ func (h *Host) reload(ctx context.Context, announced map[string]map[string]bool)
 		if errs[i] == nil {
 			next = append(next, loaded[i])
 			continue
+		}
+		if errors.Is(errs[i], errStillLoading) {
+			continue // it joins when its load ends
 		}
 		old := current[pc.Name]
 		if old != nil {
@@ -112,6 +123,11 @@ func (h *Host) reload(ctx context.Context, announced map[string]map[string]bool)
 	}
 	for _, lp := range h.plugins {
 		if !inNext[lp] {
+			h.retireLater(lp)
+		}
+	}
+	for _, lp := range arrived {
+		if !inNext[lp] { // its config changed or it went while it loaded
 			h.retireLater(lp)
 		}
 	}
@@ -206,6 +222,11 @@ func (h *Host) background(ctx context.Context) {
 			// host allocates too little for a collection to find it, and
 			// would keep it in its RSS (RATIONALE.md, BENCHMARKS.md).
 			debug.FreeOSMemory()
+		case r := <-h.lateResults():
+			h.lateArrived(ctx, r)
+			if watcher != nil {
+				h.syncWatches(watcher)
+			}
 		case a := <-h.relist:
 			if announced[a.plugin] == nil {
 				announced[a.plugin] = map[string]bool{}

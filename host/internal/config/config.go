@@ -86,6 +86,9 @@ type Server struct {
 	AllowedOrigins []string
 	// SessionTimeout closes HTTP sessions idle this long.
 	SessionTimeout time.Duration
+	// StartWait is the longest `serve` waits for its plugins before it
+	// serves; a plugin still loading then joins when it is ready.
+	StartWait time.Duration
 	// MaxSessions is the most sessions the stateful HTTP transport keeps
 	// open at once; a request that would open another is refused.
 	MaxSessions int
@@ -146,6 +149,8 @@ const (
 	DefaultListen         = "127.0.0.1:8808"
 	DefaultPageSize       = 100
 	DefaultSessionTimeout = 30 * time.Minute
+	// DefaultStartWait is start_wait when the file does not set it.
+	DefaultStartWait = 10 * time.Second
 	// DefaultMaxSessions is max_sessions when the file does not set it:
 	// an idle session of a go-sdk client costs the host about 46 KB and 3
 	// goroutines, so the host holds at most ~46 MB of them (RATIONALE.md,
@@ -269,6 +274,7 @@ type fileConfig struct {
 		ListTTL        string   `toml:"list_ttl"`
 		AllowedOrigins []string `toml:"allowed_origins"`
 		SessionTimeout string   `toml:"session_timeout"`
+		StartWait      string   `toml:"start_wait"`
 		MaxSessions    *int     `toml:"max_sessions"`
 		MaxPerUser     *int     `toml:"max_sessions_per_user"`
 		Watch          *bool    `toml:"watch"`
@@ -327,7 +333,7 @@ type filePlugin struct {
 
 var knownKeys = map[string][]string{
 	"server": {"name", "log_level", "cache_dir", "transport", "listen", "stateless", "page_size", "max_memory_mb", "list_ttl",
-		"allowed_origins", "session_timeout", "max_sessions", "max_sessions_per_user", "watch", "lock_file", "drain_delay", "metrics", "audit", "auth", "plugin_store", "trusted_keys",
+		"allowed_origins", "session_timeout", "start_wait", "max_sessions", "max_sessions_per_user", "watch", "lock_file", "drain_delay", "metrics", "audit", "auth", "plugin_store", "trusted_keys",
 		"trusted_root", "signer_subject", "signer_issuer"},
 	"server.metrics": {"enabled", "listen"},
 	"server.audit":   {"file", "arguments"},
@@ -574,6 +580,7 @@ func convertServer(path string, idx lineIndex, fc fileConfig, s *Server) []error
 	}
 	s.ListTTL = parseDuration("list_ttl", fs.ListTTL, 0, true)
 	s.SessionTimeout = parseDuration("session_timeout", fs.SessionTimeout, DefaultSessionTimeout, false)
+	s.StartWait = parseDuration("start_wait", fs.StartWait, DefaultStartWait, true)
 	s.DrainDelay = parseDuration("drain_delay", fs.DrainDelay, 0, true)
 	s.MaxSessions = DefaultMaxSessions
 	if fs.MaxSessions != nil {
