@@ -136,8 +136,8 @@ type Host struct {
 	// late holds the plugins still loading when New began to serve
 	// (late.go); nil unless New was asked to skip broken plugins.
 	late *latePlugins
-	stop     context.CancelFunc
-	done     chan struct{} // closed when the background loop has ended
+	stop context.CancelFunc
+	done chan struct{} // closed when the background loop has ended
 }
 
 // PluginInfo describes a loaded plugin and what clients see of it.
