@@ -142,8 +142,8 @@ type Plugin struct {
 	evictions    atomic.Int64
 	evictable    atomic.Bool     // idle instances may be evicted: an mcphost plugin, loaded
 	lifetime     context.Context // ends when the plugin closes
-	stop         func() // ends lifetime and the plugin's reservation in budget
-	activity     sync.WaitGroup // activations and deactivations under way
+	stop         func()          // ends lifetime and the plugin's reservation in budget
+	activity     sync.WaitGroup  // activations and deactivations under way
 
 	actMu      sync.Mutex
 	act        *activation // nil while inactive
