@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -106,5 +107,38 @@ idle_timeout = "1h"
 		ok, ok+failed, took[len(took)/2], took[len(took)*99/100], hostileOK.Load())
 	if failed > 0 || ok == 0 {
 		t.Errorf("good plugin: %d calls failed, %d succeeded, want every one to succeed; first error: %s", failed, ok, firstErr)
+	}
+}
+
+// TestMemoryBudgetWarnsWhenReservationsDoNotFit: a budget that cannot
+// hold one instance of every plugin is served, with a warning naming the
+// budget, what the plugins need together and each plugin's memory_mb; a
+// budget that can is not warned about.
+func TestMemoryBudgetWarnsWhenReservationsDoNotFit(t *testing.T) {
+	wasm := testutil.WATPlugin{Tools: `{"tools":[{"name":"quick","inputSchema":{"type":"object"}}]}`}.Build(t)
+	plugins := `
+[[plugin]]
+name = "a"
+path = "` + wasm + `"
+prefix = "a_"
+memory_mb = 64
+[[plugin]]
+name = "b"
+path = "` + wasm + `"
+prefix = "b_"
+memory_mb = 48
+`
+	const warning = "max_memory_mb cannot hold one instance of every plugin"
+	s := start(t, "[server]\nmax_memory_mb = 96\n"+plugins)
+	for _, want := range []string{warning, "max_memory_mb=96", "memory_mb_together=112", `plugins="a 64, b 48"`} {
+		if !strings.Contains(s.log.String(), want) {
+			t.Errorf("host log does not say %q:\n%s", want, s.log.String())
+		}
+	}
+	if _, err := s.session.CallTool(t.Context(), &mcp.CallToolParams{Name: "b_quick", Arguments: map[string]any{}}); err != nil {
+		t.Errorf("b's call: %v", err)
+	}
+	if s := start(t, "[server]\nmax_memory_mb = 112\n"+plugins); strings.Contains(s.log.String(), warning) {
+		t.Errorf("warned of a budget that holds one instance of each plugin:\n%s", s.log.String())
 	}
 }

@@ -202,6 +202,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 		return nil, err
 	}
 
+	checkReservations(logger, cfg)
 	loaded, errs := h.loadPlugins(ctx, cfg.Plugins, nil, nil)
 	// Loading left the compilations of every plugin as garbage (each was
 	// released once its lists were read): hand it back before serving.
