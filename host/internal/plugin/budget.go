@@ -356,12 +356,17 @@ func (b *Budget) giveUp(w *waiter, why error) error {
 // caller closes what it returns once b.mu is released.
 func (b *Budget) grantLocked() evictions {
 	var e evictions
-	for len(b.queue) > 0 {
-		i := 0
-		for j := range b.queue {
-			if b.aheadLocked(b.queue[j], b.queue[i]) {
+	for {
+		// A waiter whose pool has closed is not served: it leaves on
+		// its pool's done.
+		i := -1
+		for j, w := range b.queue {
+			if _, open := b.pools[w.p]; open && (i < 0 || b.aheadLocked(w, b.queue[i])) {
 				i = j
 			}
+		}
+		if i < 0 {
+			break
 		}
 		w := b.queue[i]
 		if inst := w.p.takeIdle(); inst != nil {
