@@ -211,6 +211,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 		return nil, err
 	}
 
+	checkReservations(logger, cfg)
 	var loaded []*loadedPlugin
 	var errs []error
 	if opts.SkipBrokenPlugins {

@@ -9,6 +9,10 @@ var (
 		"Wasm memory the plugins' instances hold now, each counted at its memory_mb.", nil, nil)
 	memoryBudgetDesc = prometheus.NewDesc("mcphost_memory_budget_bytes",
 		"[server] max_memory_mb in bytes; 0 when there is no budget.", nil, nil)
+	memoryReservedDesc = prometheus.NewDesc("mcphost_memory_reserved_bytes",
+		"Memory reserved in the budget for the loaded plugins: one instance (memory_mb) of each; more than mcphost_memory_budget_bytes when the guarantee of an instance for every plugin does not hold.", nil, nil)
+	memoryWaitingDesc = prometheus.NewDesc("mcphost_memory_waiting_calls",
+		"Calls waiting now for room in the memory budget.", nil, nil)
 	evictionsDesc = prometheus.NewDesc("mcphost_memory_evictions_total",
 		"Idle instances closed to make room in the memory budget for another plugin's.", nil, nil)
 	pluginMemoryDesc = prometheus.NewDesc("mcphost_plugin_memory_bytes",
@@ -23,7 +27,7 @@ var (
 
 // describeMemory sends the descriptions of the memory metrics.
 func describeMemory(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{memoryHeldDesc, memoryBudgetDesc, evictionsDesc, pluginMemoryDesc, pluginEvictionsDesc, codeModulesDesc, codeLoadsDesc} {
+	for _, d := range []*prometheus.Desc{memoryHeldDesc, memoryBudgetDesc, memoryReservedDesc, memoryWaitingDesc, evictionsDesc, pluginMemoryDesc, pluginEvictionsDesc, codeModulesDesc, codeLoadsDesc} {
 		ch <- d
 	}
 }
@@ -34,6 +38,8 @@ func (h *Host) collectMemory(ch chan<- prometheus.Metric) {
 	b := h.budget.Stats()
 	ch <- prometheus.MustNewConstMetric(memoryHeldDesc, prometheus.GaugeValue, float64(b.Held))
 	ch <- prometheus.MustNewConstMetric(memoryBudgetDesc, prometheus.GaugeValue, float64(b.Limit))
+	ch <- prometheus.MustNewConstMetric(memoryReservedDesc, prometheus.GaugeValue, float64(b.Reserved))
+	ch <- prometheus.MustNewConstMetric(memoryWaitingDesc, prometheus.GaugeValue, float64(b.Waiting))
 	ch <- prometheus.MustNewConstMetric(evictionsDesc, prometheus.CounterValue, float64(b.Evicted))
 	c := h.code.Stats()
 	ch <- prometheus.MustNewConstMetric(codeModulesDesc, prometheus.GaugeValue, float64(c.Modules))

@@ -57,6 +57,7 @@ func (h *Host) reload(ctx context.Context, announced map[string]map[string]bool)
 		// Server-wide settings stay as started; plugins follow the file.
 		next.Server = cfg.Server
 		cfg = next
+		checkReservations(h.logger, cfg)
 	}
 
 	current := map[string]*loadedPlugin{}

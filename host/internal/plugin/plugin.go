@@ -146,12 +146,12 @@ type Plugin struct {
 	source       compileSource
 	codes        *CodeCache
 	budget       *Budget // nil: none
-	memoryBytes  int64   // memory_mb: what an instance counts against budget
+	memoryBytes  int64   // what an instance counts against budget (InstanceBytes)
 	evictions    atomic.Int64
 	evictable    atomic.Bool     // idle instances may be evicted: an mcphost plugin, loaded
 	lifetime     context.Context // ends when the plugin closes
-	stop         context.CancelFunc
-	activity     sync.WaitGroup // activations and deactivations under way
+	stop         func()          // ends lifetime and the plugin's reservation in budget
+	activity     sync.WaitGroup  // activations and deactivations under way
 
 	actMu      sync.Mutex
 	act        *activation // nil while inactive
@@ -295,9 +295,15 @@ func newPlugin(opts Options, maxInstances int, mounts []mount) *Plugin {
 		},
 		codes:       codes,
 		budget:      opts.Budget,
-		memoryBytes: int64(opts.MemoryMB) << 20,
+		memoryBytes: InstanceBytes(opts.MemoryMB),
 		lifetime:    lifetime,
 		stop:        stop,
+	}
+	if p.budget != nil {
+		// One instance is the plugin's, whatever the others hold, from
+		// its load until it is closed (or its load fails).
+		r := p.budget.Reserve(p.name, p.memoryBytes)
+		p.stop = func() { stop(); r.Release() }
 	}
 	if opts.MaxCallsPerSecond > 0 {
 		p.limiter = rate.NewLimiter(rate.Limit(opts.MaxCallsPerSecond), max(1, int(opts.MaxCallsPerSecond)))

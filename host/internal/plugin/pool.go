@@ -74,35 +74,17 @@ func newPool(size int, newInstance func(ctx context.Context) (*instance, error),
 
 // make makes an instance once the budget has room for it: with wait set,
 // after evicting other plugins' idle instances and waiting (bounded by ctx
-// and budgetWait) for room; without, only if there is room now. The caller
-// holds a slot.
+// and budgetWait) for room; without, only if there is room now that no one
+// waits for. A caller that waited may be handed an idle instance of this
+// pool instead. The caller holds a slot.
 func (p *pool) make(ctx context.Context, wait bool) (*instance, error) {
 	if p.budget != nil {
-		var deadline <-chan time.Time
-		for {
-			ch, err := p.budget.reserve(p, wait)
-			if err != nil {
-				return nil, err
-			}
-			if ch == nil {
-				break
-			}
-			if !wait {
-				p.budget.unwait()
-				return nil, p.budget.noRoom(p)
-			}
-			if deadline == nil {
-				t := time.NewTimer(p.budgetWait)
-				defer t.Stop()
-				deadline = t.C
-			}
-			if err := p.budget.wait(ctx, p, ch, deadline); err != nil {
-				return nil, err
-			}
-			// An instance of this pool may have gone idle meanwhile.
-			if inst := p.takeIdle(); inst != nil {
-				return inst, nil
-			}
+		inst, err := p.budget.acquire(ctx, p, wait)
+		if err != nil {
+			return nil, err
+		}
+		if inst != nil {
+			return inst, nil
 		}
 	}
 	inst, err := p.newInstance(ctx)
@@ -207,10 +189,13 @@ func (p *pool) put(inst *instance, healthy bool) {
 	if healthy && !p.closed {
 		p.idle = append(p.idle, inst)
 		p.mu.Unlock()
-		<-p.slots
+		// Before the slot is freed: a waiter of another plugin served
+		// before this one's (its plugin holds less) may evict the
+		// instance before this plugin's next caller reuses it.
 		if p.budget != nil {
 			p.budget.idled()
 		}
+		<-p.slots
 		return
 	}
 	p.mu.Unlock()
@@ -222,6 +207,22 @@ func (p *pool) put(inst *instance, healthy bool) {
 	}
 	p.mu.Unlock()
 	<-p.slots
+}
+
+// putBack returns to the idle list an instance the budget handed to a
+// caller that had stopped waiting; the caller holds no slot for it.
+func (p *pool) putBack(inst *instance) {
+	p.mu.Lock()
+	if p.closed || len(p.idle) >= cap(p.slots) {
+		p.mu.Unlock()
+		p.discard(inst)
+		return
+	}
+	p.idle = append(p.idle, inst)
+	p.mu.Unlock()
+	if p.budget != nil {
+		p.budget.idled()
+	}
 }
 
 // refill creates an instance for the idle list, replacing a discarded one.
