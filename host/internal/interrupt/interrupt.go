@@ -49,7 +49,6 @@ const (
 	// reservedPrefix begins the names of the modules the host provides to
 	// instrumented code; a plugin may not import from them itself.
 	reservedPrefix = "mcphost:"
-
 )
 
 // ErrUnsupported is returned for modules that use an encoding or a feature
