@@ -25,6 +25,9 @@ type instance struct {
 	io     callIO       // the running call's input and output (bulkio.go)
 	// maxOutput is the plugin's output cap, which output_write applies.
 	maxOutput int
+	// deepStack: a call went deep enough that wazero now keeps a large
+	// stack for the instance (stack.go); the pool discards it.
+	deepStack bool
 }
 
 // flushOutput logs what the instance wrote to stdout and stderr without
