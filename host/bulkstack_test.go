@@ -145,7 +145,7 @@ path = "{hello}"
 	}
 	for range 16 {
 		err := <-errs
-		if err == nil || !strings.Contains(err.Error(), "call stack exceeds 4096 KiB (stack_kb)") {
+		if err == nil || !strings.Contains(err.Error(), "call stack exceeds 8192 KiB (stack_kb)") {
 			t.Errorf("a call 2,500 deep: %v, want the stack limit", err)
 		}
 	}
@@ -154,7 +154,7 @@ path = "{hello}"
 	runtime.ReadMemStats(&ms)
 	t.Logf("Go heap in use: %d MiB before, %d MiB at most during 16 calls 2,500 deep, %d MiB after",
 		before>>20, peak>>20, ms.HeapInuse>>20)
-	// Bounded: each instance's stack stays near its 4 MiB estimate (the
+	// Bounded: each instance's stack stays near its 8 MiB estimate (the
 	// instances themselves take a few MiB each). Before: ~25 MB of stack
 	// an instance, grown by doubling, kept by the idle instances.
 	if peak > before+256<<20 {

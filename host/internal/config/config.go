@@ -35,7 +35,7 @@ const (
 	DefaultMaxOutputKB     = 4096
 	// DefaultStackKB is the call stack an instance may use (stack_kb):
 	// wazero's stack, as the interrupt rewrite estimates it.
-	DefaultStackKB = 4096
+	DefaultStackKB = 8192
 	// MinStackKB and MaxStackKB bound stack_kb: below 64 KiB a plugin's
 	// own runtime may not start; above 1 GiB the rewrite does not count.
 	MinStackKB = 64

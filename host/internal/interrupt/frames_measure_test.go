@@ -25,6 +25,28 @@ var frameShapes = map[string]string{
 	"addchain1000":   chain(1000, "i32", "i32.add"),
 	"v128chain300":   chain(300, "v128", "v128.and"),
 	"v128computed":   v128Computed(300),
+	"i32computed":    i32Computed(1000),
+}
+
+// knownGaps are shapes built to spill, whose frames frameCost
+// underestimates (RATIONALE.md, "Call stacks"): logged, not failed.
+var knownGaps = map[string]bool{"i32computed": true}
+
+// i32Computed: n i32 values computed from a local (i32.eqz), live across
+// the recursive call, then summed: 4 bytes of body a value.
+func i32Computed(n int) string {
+	var b strings.Builder
+	b.WriteString(`(func $f (export "run") (result i32) (local i32) (global.set $d (i32.add (global.get $d) (i32.const 1)))` + "\n")
+	b.WriteString("(local.set 0 (global.get $d))\n")
+	for range n {
+		b.WriteString("(i32.eqz (local.get 0))\n")
+	}
+	b.WriteString("(call $f)\n")
+	for range n {
+		b.WriteString("i32.add\n")
+	}
+	b.WriteString(")")
+	return b.String()
 }
 
 // localsLive: n locals set from the depth, live across the recursive
@@ -126,7 +148,7 @@ func TestFrameCostCoversWazero(t *testing.T) {
 		instantiateHost(t, rt, &checks, limit, nil)
 		est := limit / depth(rt, out)
 		t.Logf("%-16s module %6d bytes: real frame ~%6d bytes, estimate ~%6d", name, len(b), real, est)
-		if est < real {
+		if est < real && !knownGaps[name] {
 			t.Errorf("%s: estimate %d bytes, below the real frame of ~%d", name, est, real)
 		}
 	}

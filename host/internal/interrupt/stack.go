@@ -41,8 +41,8 @@ const MaxStackBytes = 1 << 30
 const (
 	frameBase     = 128 // return address, frame pointer, saved registers, alignment
 	frameSlot     = 32  // per parameter, local and result
-	frameBodyByte = 16  // per byte of body: the values it computes
-	frameResult   = 24  // per frameValues: a result of a function it calls
+	frameBodyByte = 2   // per byte of body: the values it computes
+	frameResult   = 40  // per frameValues: a parameter or result of a function it calls
 	// A vector value takes v128Results frameValues (a result, or what a
 	// vector instruction computes), a vector local v128Slots frameSlots:
 	// wazero 1.12 took ~175 bytes of frame for every vector live across a
@@ -171,13 +171,13 @@ func (m *module) frameCost(i uint32, locals uint64, bodySize int, frameValues ui
 	return uint32(min(cost, uint64(m.limits.StackBytes)+1))
 }
 
-// countResults adds to m.frameValues the results of a call of a function
-// of type t, as frameCost weighs them.
+// countResults adds to m.frameValues the parameters and results of a call
+// of a function of type t, as frameCost weighs them.
 func (m *module) countResults(t uint32) {
 	if !m.stackOn() || t >= uint32(len(m.sigs)) {
 		return
 	}
-	for _, v := range m.sigs[t].results {
+	for _, v := range append(m.sigs[t].paramTypes[:len(m.sigs[t].paramTypes):len(m.sigs[t].paramTypes)], m.sigs[t].results...) {
 		if v == typeV128 {
 			m.frameValues += v128Results
 		} else {

@@ -21,8 +21,8 @@ var ErrStackLimit = errors.New("call stack exceeds the plugin's limit")
 // idle: wazero keeps a call's stack at its largest for the life of the
 // instance, so idle instances would otherwise keep what their deepest
 // call took. The plugins of this repository stay well below it (their
-// deepest calls estimate at 10-60 KiB; see RATIONALE.md, "Call stacks").
-const stackDiscardBytes = 1 << 20
+// deepest calls estimate at up to ~1.1 MiB; see RATIONALE.md, "Call stacks").
+const stackDiscardBytes = 2 << 20
 
 // stackLimits returns the interrupt rewrite's stack accounting for a
 // plugin whose instances may use stackKB KiB of call stack.
