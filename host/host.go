@@ -442,6 +442,7 @@ func (h *Host) pluginOptions(pc config.Plugin, env map[string]string) plugin.Opt
 		Name:           pc.Name,
 		Timeout:        pc.Timeout,
 		MemoryMB:       pc.MemoryMB,
+		StackKB:        pc.StackKB,
 		MaxInstances:   pc.MaxInstances,
 		IdleTimeout:    pc.IdleTimeout,
 		MinInstances:   pc.MinInstances,

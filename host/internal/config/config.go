@@ -33,6 +33,13 @@ const (
 	DefaultTimeout         = 30 * time.Second
 	DefaultMemoryMB        = 128
 	DefaultMaxOutputKB     = 4096
+	// DefaultStackKB is the call stack an instance may use (stack_kb):
+	// wazero's stack, as the interrupt rewrite estimates it.
+	DefaultStackKB = 8192
+	// MinStackKB and MaxStackKB bound stack_kb: below 64 KiB a plugin's
+	// own runtime may not start; above 1 GiB the rewrite does not count.
+	MinStackKB = 64
+	MaxStackKB = 1 << 20
 	// DefaultMaxItems is how many tools, prompts, resources and resource
 	// templates (each) one plugin may list.
 	DefaultMaxItems = 1000
@@ -205,6 +212,9 @@ type Plugin struct {
 	MinInstances int
 	// MaxOutputKB caps the size of any one output of the plugin.
 	MaxOutputKB int
+	// StackKB caps the call stack of each instance of the plugin (wazero's
+	// stack, as estimated by the interrupt rewrite); a call past it traps.
+	StackKB int
 	// MaxItems caps how many tools, prompts, resources and resource
 	// templates (each) the plugin may list; the items past it are left out.
 	MaxItems int
@@ -305,6 +315,7 @@ type filePlugin struct {
 	MemoryMB     *int                `toml:"memory_mb"`
 	MaxInstances *int                `toml:"max_instances"`
 	MaxOutputKB  *int                `toml:"max_output_kb"`
+	StackKB      *int                `toml:"stack_kb"`
 	IdleTimeout  string              `toml:"idle_timeout"`
 	MinInstances *int                `toml:"min_instances"`
 	MaxItems     *int                `toml:"max_items"`
@@ -338,7 +349,7 @@ var knownKeys = map[string][]string{
 	"server.metrics": {"enabled", "listen"},
 	"server.audit":   {"file", "arguments"},
 	"server.auth":    auth.TOMLKeys(),
-	"plugin": {"name", "path", "timeout", "memory_mb", "max_instances", "idle_timeout", "min_instances", "max_output_kb", "max_items", "config", "prefix", "naming",
+	"plugin": {"name", "path", "timeout", "memory_mb", "max_instances", "idle_timeout", "min_instances", "max_output_kb", "stack_kb", "max_items", "config", "prefix", "naming",
 		"sha256", "env", "allowed_paths", "allowed_hosts", "allow_private_network",
 		"max_calls_per_second", "breaker_failures", "breaker_cooldown", "on_change", "interrupt_checks", "scopes", "tool_scopes",
 		"insecure", "skip_signature", "trusted_keys", "trusted_root", "signer_subject", "signer_issuer"},
@@ -790,6 +801,7 @@ func convertPlugin(path string, idx lineIndex, baseDir string, index int, fp fil
 		MaxInstances:    0,
 		IdleTimeout:     DefaultIdleTimeout,
 		MaxOutputKB:     DefaultMaxOutputKB,
+		StackKB:         DefaultStackKB,
 		MaxItems:        DefaultMaxItems,
 		BreakerFailures: DefaultBreakerFailures,
 		BreakerCooldown: DefaultBreakerCooldown,
@@ -911,6 +923,7 @@ func convertPlugin(path string, idx lineIndex, baseDir string, index int, fp fil
 		{key: "min_instances", from: fp.MinInstances, to: &p.MinInstances, min: 0, max: 1024,
 			atMostKey: "max_instances", atMost: fp.MaxInstances},
 		{key: "max_output_kb", from: fp.MaxOutputKB, to: &p.MaxOutputKB, min: 1, max: 1 << 20},
+		{key: "stack_kb", from: fp.StackKB, to: &p.StackKB, min: MinStackKB, max: MaxStackKB},
 		{key: "max_items", from: fp.MaxItems, to: &p.MaxItems, min: 1, max: MaxMaxItems},
 		{key: "breaker_failures", from: fp.BreakerFails, to: &p.BreakerFailures, min: 0, max: 1000, note: "; 0 turns the breaker off"},
 	} {

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/mcphost/mcphost/host/internal/wasmbin"
+	"github.com/mcphost/mcphost/internal/testutil"
 )
 
 // outcome is what one call of an export did: its results, or the first
@@ -39,7 +42,13 @@ func runExports(rt wazero.Runtime, b []byte, deadline, watchdog time.Duration) (
 	if err != nil {
 		return nil, err
 	}
-	if len(compiled.ImportedFunctions()) > 0 || len(compiled.ImportedMemories()) > 0 {
+	// Only the instrumented copy imports, and only the host's functions.
+	for _, f := range compiled.ImportedFunctions() {
+		if module, _, _ := f.Import(); module != ImportModule {
+			return nil, errors.New("imports")
+		}
+	}
+	if len(compiled.ImportedMemories()) > 0 {
 		return nil, errors.New("imports")
 	}
 	var outcomes []outcome
@@ -62,11 +71,13 @@ func runExports(rt wazero.Runtime, b []byte, deadline, watchdog time.Duration) (
 		}
 		return []outcome{{err: firstLine(err)}}, nil
 	}
-	for _, def := range compiled.ExportedFunctions() {
-		if len(def.ParamTypes()) > 0 {
+	// In the order of their names: wazero gives them as a map.
+	exports := compiled.ExportedFunctions()
+	for _, name := range slices.Sorted(maps.Keys(exports)) {
+		if len(exports[name].ParamTypes()) > 0 {
 			continue
 		}
-		fn := m.ExportedFunction(def.ExportNames()[0])
+		fn := m.ExportedFunction(name)
 		res, err, timedOut := call(func(ctx context.Context) ([]uint64, error) { return fn.Call(ctx) })
 		o := outcome{results: res, timedOut: timedOut}
 		if err != nil {
@@ -108,58 +119,68 @@ func FuzzInstrumentDifferential(f *testing.F) {
 	for _, b := range [][]byte{semanticsModule(), spinModule(), fanOutModule(), fillModule(), hiddenLoopModule(), differentialModule()} {
 		f.Add(b)
 	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		out, err := Instrument(b, testLimits)
-		if err != nil {
-			return
+	// Bulk operations at their bounds (bulk_test.go).
+	for _, op := range []string{bulkOps[1], bulkOps[3], bulkOps[9], bulkOps[10], bulkOps[29], bulkOps[35], bulkOps[36]} {
+		f.Add(testutil.WAT(f, bulkModule(op)))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) { differential(t, b) })
+}
+
+// differential is FuzzInstrumentDifferential's check of one module b;
+// it reports whether the comparison ran to the end (false: the module
+// was refused, does not compile, or timed out instrumented).
+func differential(t *testing.T, b []byte) bool {
+	out, err := Instrument(b, testLimits)
+	if err != nil {
+		return false
+	}
+	ctx := context.Background()
+	plain := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
+		WithCoreFeatures(api.CoreFeaturesV2).WithCloseOnContextDone(true).WithMemoryLimitPages(64))
+	defer plain.Close(ctx)
+	// The original is compiled without its name section, which can
+	// make wazero allocate gigabytes (see StripCustomSections) and
+	// which the rewrite may drop; it is run without any custom
+	// section, as the host runs a module it does not rewrite.
+	if !compiles(plain, withoutNames(b)) {
+		return false
+	}
+	if b, err = StripCustomSections(b); err != nil || !compiles(plain, b) {
+		t.Fatalf("the module compiles, but not without its custom sections: %v", err)
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
+		WithCoreFeatures(api.CoreFeaturesV2).WithMemoryLimitPages(64))
+	defer rt.Close(ctx)
+	var checks atomic.Int64
+	instantiateCheck(t, rt, &checks)
+	got, err := runExports(rt, out, 20*time.Millisecond, 2*time.Second)
+	if err != nil {
+		// A name section wazero finds invalid (not UTF-8) makes it
+		// refuse the original as much as the copy, which keeps it.
+		if err.Error() == "imports" || strings.HasPrefix(err.Error(), "section custom:") {
+			return false
 		}
-		ctx := context.Background()
-		plain := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
-			WithCoreFeatures(api.CoreFeaturesV2).WithCloseOnContextDone(true).WithMemoryLimitPages(64))
-		defer plain.Close(ctx)
-		// The original is compiled without its name section, which can
-		// make wazero allocate gigabytes (see StripCustomSections) and
-		// which the rewrite may drop; it is run without any custom
-		// section, as the host runs a module it does not rewrite.
-		if !compiles(plain, withoutNames(b)) {
-			return
+		t.Fatalf("wazero accepts the module but not its instrumented copy: %v", err)
+	}
+	for _, o := range got {
+		if o.timedOut {
+			return false // the original may never end (a call tree without loops)
 		}
-		if b, err = StripCustomSections(b); err != nil || !compiles(plain, b) {
-			t.Fatalf("the module compiles, but not without its custom sections: %v", err)
+	}
+	want, err := runExports(plain, b, time.Second, 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) != len(got) {
+		t.Fatalf("%d calls originally (%v), %d instrumented (%v)", len(want), want, len(got), got)
+	}
+	for i := range want {
+		w, g := want[i], got[i]
+		if w.timedOut || fmt.Sprint(w.results) != fmt.Sprint(g.results) || w.state != g.state || (w.err == "") != (g.err == "") {
+			t.Fatalf("export %d: originally %v, instrumented %v", i, w, g)
 		}
-		rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
-			WithCoreFeatures(api.CoreFeaturesV2).WithMemoryLimitPages(64))
-		defer rt.Close(ctx)
-		var checks atomic.Int64
-		instantiateCheck(t, rt, &checks)
-		got, err := runExports(rt, out, 20*time.Millisecond, 2*time.Second)
-		if err != nil {
-			// A name section wazero finds invalid (not UTF-8) makes it
-			// refuse the original as much as the copy, which keeps it.
-			if err.Error() == "imports" || strings.HasPrefix(err.Error(), "section custom:") {
-				return
-			}
-			t.Fatalf("wazero accepts the module but not its instrumented copy: %v", err)
-		}
-		for _, o := range got {
-			if o.timedOut {
-				return // the original may never end (a call tree without loops)
-			}
-		}
-		want, err := runExports(plain, b, time.Second, 3*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(want) != len(got) {
-			t.Fatalf("%d calls originally, %d instrumented", len(want), len(got))
-		}
-		for i := range want {
-			w, g := want[i], got[i]
-			if w.timedOut || fmt.Sprint(w.results) != fmt.Sprint(g.results) || w.state != g.state || (w.err == "") != (g.err == "") {
-				t.Fatalf("export %d: originally %v, instrumented %v", i, w, g)
-			}
-		}
-	})
+	}
+	return true
 }
 
 // hiddenLoopModule exports a function whose bytes wazero runs as an

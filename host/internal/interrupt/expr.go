@@ -10,7 +10,8 @@ import (
 // rewriteExpr copies one expression (a function body or a constant
 // expression) from r to out, up to and including its final end, moving
 // function indices and, when checks is set, adding a budget check at the
-// head of every loop and before every bulk memory or table operation.
+// head of every loop, and replacing every bulk memory or table operation by
+// a call of a helper that does it in chunks (bulk.go).
 // Unchanged instructions are copied in runs, from flushed up to where
 // something changes. Problems are left in r.Err.
 //
@@ -67,9 +68,20 @@ func (m *module) rewriteExpr(r *reader, out []byte, checks bool) []byte {
 			depth--
 			run.end()
 		case op == 0x00 || op == 0x0f: // unreachable, return
+			if op == 0x0f && checks && m.stackOn() {
+				// A branch to the block the stack accounting wraps the
+				// body in, which leaves through its decrement.
+				out = append(out, r.B[flushed:start]...)
+				out = append(out, 0x0c)
+				out = wasmbin.AppendU32(out, uint32(depth))
+				flushed = r.Pos
+			}
 			run.stop()
 		case op == 0x10 || op == 0xd2: // call, ref.func
 			f := r.U32()
+			if t, ok := m.typeOf(f); ok && op == 0x10 {
+				m.countResults(t)
+			}
 			if r.Err == nil {
 				out = append(out, r.B[flushed:start]...)
 				out = append(out, op)
@@ -95,7 +107,7 @@ func (m *module) rewriteExpr(r *reader, out []byte, checks bool) []byte {
 			run.branch(r.U32())
 			run.stop()
 		case op == 0x11: // call_indirect: type, table
-			r.U32()
+			m.countResults(r.U32())
 			r.U32()
 		case op == 0x1c: // select with types: wazero reads the count as one byte
 			if n := r.Byte(); n != 1 && r.Err == nil {
@@ -119,13 +131,14 @@ func (m *module) rewriteExpr(r *reader, out []byte, checks bool) []byte {
 		case op == 0xd0: // ref.null: wazero reads the type as one byte
 			r.refType()
 		case op == 0xfc:
-			if r.misc() && checks && r.Err == nil {
+			if sub, a, b, bulk := r.misc(); bulk && checks && r.Err == nil {
 				out = append(out, r.B[flushed:start]...)
-				flushed = start
-				out = m.appendCheck(out, bulkCost)
+				out = m.appendBulk(out, r.B[start:r.Pos], sub, a, b)
+				flushed = r.Pos
 			}
 		case op == 0xfd:
 			r.simd()
+			m.countV128() // a vector value takes more stack (frameCost)
 		default:
 			// Exception handling, tail calls, typed function references,
 			// GC and threads are not among the features the host enables:
@@ -208,37 +221,38 @@ func (s *runs) branch(label uint32) {
 // stop follows an instruction after which nothing runs in order.
 func (s *runs) stop() { s.cur = 0 }
 
-// misc reads the rest of a 0xfc instruction and reports whether it is a
-// bulk memory or table operation, which gets a check before it, weighted
-// by bulkCost. The sub-opcode is a LEB128 number, as wazero reads it; the
-// memory indices of the bulk memory operations are single zero bytes.
-func (r *reader) misc() (bulk bool) {
-	switch sub := r.U32(); {
+// misc reads the rest of a 0xfc instruction: its sub-opcode and index
+// immediates, and whether it is a bulk memory or table operation, which
+// appendBulk replaces. The sub-opcode is a LEB128 number, as wazero reads
+// it; the memory indices of the bulk memory operations are single zero
+// bytes.
+func (r *reader) misc() (sub, a, b uint32, bulk bool) {
+	switch sub = r.U32(); {
 	case sub <= 7: // saturating truncations
 	case sub == 8: // memory.init: data segment, memory
-		r.U32()
+		a = r.U32()
 		r.zeroByte()
-		return true
+		return sub, a, 0, true
 	case sub == 10: // memory.copy: two memories
 		r.zeroByte()
 		r.zeroByte()
-		return true
+		return sub, 0, 0, true
 	case sub == 11: // memory.fill: memory
 		r.zeroByte()
-		return true
-	case sub == 12 || sub == 14: // table.init, table.copy
-		r.U32()
-		r.U32()
-		return true
+		return sub, 0, 0, true
+	case sub == 12 || sub == 14: // table.init (segment, table), table.copy (destination, source)
+		a = r.U32()
+		b = r.U32()
+		return sub, a, b, true
 	case sub == 17: // table.fill
-		r.U32()
-		return true
+		a = r.U32()
+		return sub, a, 0, true
 	case sub == 9 || sub == 13 || sub == 15 || sub == 16: // data.drop, elem.drop, table.grow, table.size
 		r.U32()
 	default:
 		r.Fail(fmt.Errorf("opcode 0xfc %d: %w", sub, ErrUnsupported))
 	}
-	return false
+	return sub, 0, 0, false
 }
 
 // simd reads the rest of a 0xfd (vector) instruction the way wazero does:

@@ -4,7 +4,8 @@
 // Instrument rewrites a module so that every function entry, every loop
 // iteration and every run of straightRun instructions without either
 // takes one unit from a budget held in a new mutable global, with a check
-// inline (a "tick"); bulk memory and table operations take more. When the
+// inline (a "tick"); bulk memory and table operations take in proportion
+// to what they move, in chunks (bulk.go). When the
 // budget runs out the module calls an imported
 // host function (ImportModule, ImportName). That function stops the call by
 // trapping when the call's context has ended, and otherwise returns the next
@@ -48,12 +49,6 @@ const (
 	// reservedPrefix begins the names of the modules the host provides to
 	// instrumented code; a plugin may not import from them itself.
 	reservedPrefix = "mcphost:"
-
-	// bulkCost is what one memory.fill, memory.copy, memory.init,
-	// table.fill, table.copy or table.init takes from the budget: each can
-	// touch the whole memory, so at most Budget/bulkCost of them run between
-	// two checks.
-	bulkCost = Budget / 16
 )
 
 // ErrUnsupported is returned for modules that use an encoding or a feature
@@ -106,6 +101,22 @@ type module struct {
 	refillFunc uint32
 	// shape is what rewriteExpr found of the code it read (limits.go).
 	shape codeShape
+
+	// What the bulk helpers and the stack accounting read of the module
+	// (bulk.go, stack.go): each type's signature, each defined function's
+	// type, each defined table's reference type.
+	sigs        []funcSig
+	importTypes []uint32
+	funcTypes   []uint32
+	tableTypes  []byte
+	// frameValues counts the values the function being rewritten makes
+	// beyond one a byte (the results of its calls, its vectors), for its
+	// frame estimate.
+	frameValues uint64
+	// extra holds the functions and types the rewrite of the code adds.
+	extra extras
+	// stackCode is a buffer for the stack accounting's rewrite of a body.
+	stackCode []byte
 }
 
 // Limits bound what a module may hold besides its memory, which the
@@ -116,6 +127,14 @@ type Limits struct {
 	// the rewrite gives every table a maximum of its share, which
 	// table.grow cannot pass, and refuses a table whose minimum is larger.
 	TableElements uint32
+	// StackBytes, when above 0, bounds the call stack (estimated bytes of
+	// wazero stack) a call may use; past it the call traps in the host's
+	// stack function. At most MaxStackBytes. See stack.go.
+	StackBytes uint32
+	// StackReport is the stack use from which the module first calls the
+	// host's stack function (capped at StackBytes): a call that goes
+	// deeper is reported, and the host discards its instance after it.
+	StackReport uint32
 }
 
 // globals is the number of globals of the original module.
@@ -137,8 +156,8 @@ func (m *module) importName() (module, name string) {
 }
 
 // funcIndex maps a function index of the original module to the rewritten
-// one: the new import comes after the original imports, so every function
-// defined in the module moves up by one.
+// one: the new imports come after the original imports, so every function
+// defined in the module moves up by their number.
 func (m *module) funcIndex(i uint32) uint32 {
 	m.funcRefs = max(m.funcRefs, i+1)
 	return m.movedFunc(i)
@@ -148,7 +167,7 @@ func (m *module) funcIndex(i uint32) uint32 {
 // that do not exist.
 func (m *module) movedFunc(i uint32) uint32 {
 	if i >= m.importedFuncs {
-		return i + 1
+		return i + m.addedImports()
 	}
 	return i
 }
@@ -194,6 +213,9 @@ func instrument(b []byte, m module) ([]byte, error) {
 	if len(b) < 8 || !bytes.Equal(b[:4], []byte("\x00asm")) {
 		return nil, errors.New("not a WebAssembly module")
 	}
+	if m.limits.StackBytes > MaxStackBytes {
+		return nil, fmt.Errorf("a call stack limit of %d bytes is over the most the rewrite counts, %d", m.limits.StackBytes, MaxStackBytes)
+	}
 	if !bytes.Equal(b[4:8], []byte{1, 0, 0, 0}) {
 		return nil, fmt.Errorf("binary format version %x: %w", b[4:8], ErrUnsupported)
 	}
@@ -206,14 +228,24 @@ func instrument(b []byte, m module) ([]byte, error) {
 		switch s.ID {
 		case secType:
 			m.types, err = countTypes(s.Body)
+			if err == nil {
+				m.sigs = readSigs(s.Body)
+			}
 		case secImport:
 			m.importedFuncs, m.importedGlobals, err = countImports(s.Body, m.types)
+			if err == nil {
+				m.importTypes = readImportTypes(s.Body)
+			}
 		case secTable:
 			m.tables, err = countTables(s.Body)
+			m.tableTypes = readTableTypes(s.Body)
 		case secGlobal:
 			m.definedGlobals, err = countGlobals(s.Body)
 		case secFunction:
 			m.definedFuncs, err = countFunctions(s.Body, m.types)
+			if err == nil {
+				m.funcTypes = readFuncTypes(s.Body)
+			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("section %d: %w", s.ID, err)
@@ -232,14 +264,28 @@ func instrument(b []byte, m module) ([]byte, error) {
 			}
 		}
 	}
-	for _, s := range sections {
+	// The type and function sections are rewritten last: they get the
+	// helpers that the rewrite of the code adds (helpers.go).
+	last := func(id byte) bool { return id == secType || id == secFunction }
+	bodies := make([][]byte, len(sections))
+	for i, s := range sections {
+		if last(s.ID) {
+			continue
+		}
+		if bodies[i], err = m.rewrite(s); err != nil {
+			return nil, fmt.Errorf("section %d: %w", s.ID, err)
+		}
+	}
+	for i, s := range sections {
 		if s.ID != secCustom {
 			emitMissing(sectionOrder[s.ID])
 			emitted[s.ID] = true
 		}
-		body, err := m.rewrite(s)
-		if err != nil {
-			return nil, fmt.Errorf("section %d: %w", s.ID, err)
+		body := bodies[i]
+		if last(s.ID) {
+			if body, err = m.rewrite(s); err != nil {
+				return nil, fmt.Errorf("section %d: %w", s.ID, err)
+			}
 		}
 		if body != nil {
 			out = wasmbin.AppendSection(out, s.ID, body)
@@ -322,10 +368,20 @@ func (m *module) rewriteSection(id byte, body []byte) ([]byte, error) {
 	}
 	var added uint32
 	switch id {
-	case secType, secImport, secGlobal:
-		added = 1
-		if id == secGlobal && m.kernel {
-			added = 2
+	case secType:
+		added = m.addedImports() + uint32(len(m.extra.types))
+	case secImport:
+		added = m.addedImports()
+	case secFunction:
+		added = uint32(len(m.extra.funcs))
+	case secGlobal:
+		switch {
+		case m.kernel:
+			added = 2 // the budget, the fuel
+		case m.stackOn():
+			added = 3 // the budget, the stack in use, its mark
+		default:
+			added = 1
 		}
 	}
 	out := wasmbin.AppendU32(nil, count+added)
@@ -333,6 +389,10 @@ func (m *module) rewriteSection(id byte, body []byte) ([]byte, error) {
 	case secType:
 		out = append(out, body[r.Pos:]...)
 		out = append(out, 0x60, 0x00, 0x01, 0x7f) // func () -> i32
+		if m.stackOn() {
+			out = append(out, 0x60, 0x01, 0x7f, 0x01, 0x7f) // func (i32) -> i32
+		}
+		out = m.appendExtraTypes(out)
 	case secImport:
 		out = append(out, body[r.Pos:]...)
 		module, name := m.importName()
@@ -340,9 +400,18 @@ func (m *module) rewriteSection(id byte, body []byte) ([]byte, error) {
 		out = wasmbin.AppendName(out, name)
 		out = append(out, 0x00)
 		out = wasmbin.AppendU32(out, m.types) // the type appended above
-	case secFunction, secCode:
-		// Unchanged; a code section the module has goes to rewriteCode,
-		// so only a missing one comes here, and is emitted empty.
+		if m.stackOn() {
+			out = wasmbin.AppendName(out, ImportModule)
+			out = wasmbin.AppendName(out, StackImportName)
+			out = append(out, 0x00)
+			out = wasmbin.AppendU32(out, m.types+1)
+		}
+	case secFunction:
+		out = append(out, body[r.Pos:]...)
+		out = m.appendExtraFuncs(out)
+	case secCode:
+		// A code section the module has goes to rewriteCode, so only a
+		// missing one comes here, and is emitted empty.
 		out = append(out, body[r.Pos:]...)
 	case secGlobal:
 		// The entries were checked by countGlobals; their init expressions
@@ -360,6 +429,11 @@ func (m *module) rewriteSection(id byte, body []byte) ([]byte, error) {
 		if m.kernel {
 			out = append(out, 0x7f, 0x01, 0x41)
 			out = appendS32(out, KernelFuel)
+			out = append(out, 0x0b)
+		}
+		if m.stackOn() {
+			out = append(out, 0x7f, 0x01, 0x41, 0x00, 0x0b, 0x7f, 0x01, 0x41) // used = 0, mark
+			out = appendS32(out, int32(m.stackStart()))
 			out = append(out, 0x0b)
 		}
 	}
@@ -585,7 +659,6 @@ func (m *module) rewriteCode(b []byte) ([]byte, error) {
 	r := newReader(b)
 	n := r.Count()
 	out := make([]byte, 0, len(b)+len(b)/8)
-	out = wasmbin.AppendU32(out, n)
 	var body []byte
 	for i := range n {
 		size := r.U32()
@@ -594,11 +667,23 @@ func (m *module) rewriteCode(b []byte) ([]byte, error) {
 			return nil, r.Err
 		}
 		body = body[:0]
+		var locals uint64
 		for range fr.Count() { // local declarations
-			fr.U32()
+			n := uint64(fr.U32())
 			fr.valType()
+			if fr.Err == nil && fr.B[fr.Pos-1] == typeV128 {
+				n *= v128Slots
+			}
+			locals += n
 		}
 		body = append(body, fr.B[:fr.Pos]...)
+		// With the stack accounting, the rewritten code goes into code
+		// and after the entry, which needs what the rewrite counts.
+		code := body
+		if m.stackOn() {
+			code = m.stackCode[:0]
+			m.frameValues = 0
+		}
 		if m.importedFuncs+i == m.refillFunc {
 			body = append(body, 0x41)
 			body = appendS32(body, KernelFuel)
@@ -606,9 +691,20 @@ func (m *module) rewriteCode(b []byte) ([]byte, error) {
 			body = wasmbin.AppendU32(body, m.fuel())
 		}
 		if !startsWithLoop(fr) {
-			body = m.appendTick(body) // function entry
+			code = m.appendTick(code) // function entry
 		}
-		body = m.rewriteExpr(fr, body, true)
+		code = m.rewriteExpr(fr, code, true)
+		if m.stackOn() {
+			m.stackCode = code
+			frame := m.frameCost(i, locals, int(size), m.frameValues)
+			body = m.appendStackEntry(body, i, frame)
+			body = append(body, code...)
+			// The body's end closed the block appendStackEntry opened.
+			body = m.appendStackExit(body, frame)
+			body = append(body, opBlockEnd)
+		} else {
+			body = code
+		}
 		if fr.Err == nil && !fr.Done() {
 			fr.Err = errors.New("bytes after the end of the function body")
 		}
@@ -618,7 +714,12 @@ func (m *module) rewriteCode(b []byte) ([]byte, error) {
 		out = wasmbin.AppendU32(out, uint32(len(body)))
 		out = append(out, body...)
 	}
-	return out, r.End()
+	if err := r.End(); err != nil {
+		return nil, err
+	}
+	out = m.appendExtraCode(out)
+	head := wasmbin.AppendU32(nil, n+uint32(len(m.extra.funcs)))
+	return append(head, out...), nil
 }
 
 // startsWithLoop reports whether the code at r's position enters a loop

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -187,8 +188,16 @@ func instance(t *testing.T, b []byte, checks *atomic.Int64) api.Module {
 
 // instantiateCheck gives rt the interrupt check, which counts its calls
 // into checks, traps once the call's context has ended, and otherwise
-// hands out the next budget.
-func instantiateCheck(t *testing.T, rt wazero.Runtime, checks *atomic.Int64) {
+// hands out the next budget; and the stack function, which traps past
+// testLimits.StackBytes.
+func instantiateCheck(t testing.TB, rt wazero.Runtime, checks *atomic.Int64) {
+	t.Helper()
+	instantiateHost(t, rt, checks, testLimits.StackBytes, nil)
+}
+
+// instantiateHost is instantiateCheck with the stack limit given; the
+// stack function records the deepest use it was told of in deepest.
+func instantiateHost(t testing.TB, rt wazero.Runtime, checks *atomic.Int64, stackLimit uint32, deepest *atomic.Uint32) {
 	t.Helper()
 	_, err := rt.NewHostModuleBuilder(ImportModule).NewFunctionBuilder().
 		WithGoFunction(api.GoFunc(func(ctx context.Context, stack []uint64) {
@@ -198,7 +207,20 @@ func instantiateCheck(t *testing.T, rt wazero.Runtime, checks *atomic.Int64) {
 			}
 			stack[0] = Budget
 		}), nil, []api.ValueType{api.ValueTypeI32}).
-		Export(ImportName).Instantiate(context.Background())
+		Export(ImportName).
+		NewFunctionBuilder().
+		WithGoFunction(api.GoFunc(func(ctx context.Context, stack []uint64) {
+			used := api.DecodeU32(stack[0])
+			if deepest != nil && used > deepest.Load() {
+				deepest.Store(used)
+			}
+			if used > stackLimit {
+				panic(fmt.Errorf("call stack exceeds %d bytes", stackLimit))
+			}
+			stack[0] = api.EncodeU32(min(stackLimit, used+stackLimit/8))
+		}), []api.ValueType{api.ValueTypeI32}, []api.ValueType{api.ValueTypeI32}).
+		Export(StackImportName).
+		Instantiate(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,13 +305,13 @@ func TestCallTreeWithoutLoopsIsStopped(t *testing.T) { stops(t, fanOutModule(), 
 func TestBulkMemoryCountsMore(t *testing.T) {
 	var checks atomic.Int64
 	m := instance(t, mustInstrument(t, fillModule()), &checks)
-	// Each iteration takes 1 for the loop and bulkCost for the fill: a
-	// check every ~16 fills rather than every ~1,000. (A check comes when
-	// the budget is at or below 0, so a period can take up to
-	// Budget+bulkCost.)
-	const fills = 1600
+	// Each iteration takes 1 for the loop and 1+16 for the fill of 64 KiB
+	// (one unit, and one per 4 KiB): a check every ~57 fills rather than
+	// every ~1,000. (A check comes when the budget is at or below 0, so a
+	// period can take up to Budget+17.)
+	const fills, fillCost = 1600, 1 + memChunk>>memUnitShift
 	call(t, m, "fill", fills)
-	if want := int64(fills * (1 + bulkCost) / (Budget + bulkCost)); checks.Load() < want {
+	if want := int64(fills * (1 + fillCost) / (Budget + fillCost)); checks.Load() < want {
 		t.Errorf("%d checks for %d fills, want at least %d", checks.Load(), fills, want)
 	}
 }
@@ -430,7 +452,10 @@ func TestDebugSectionsAreDropped(t *testing.T) {
 }
 
 // testLimits are the limits of a plugin with the default memory cap.
-var testLimits = Limits{TableElements: 128 << 20 / 8}
+// testLimits turns the stack accounting on, at a limit past which wazero
+// itself would overflow (~400 MB of real stack), so that the instrumented
+// copy of a module calls as deep as the original.
+var testLimits = Limits{TableElements: 128 << 20 / 8, StackBytes: MaxStackBytes, StackReport: MaxStackBytes}
 
 // deepTailModule exports deep(n), which calls itself n deep and, after
 // each call returns, adds to a global 5,000 times: code that runs while
@@ -455,6 +480,10 @@ func deepTailModule() []byte {
 // call is stopped while it unwinds. (Before, deep(10000) made 10 checks
 // and ran 14 ms past a 1 ms deadline.)
 func TestUnwindingIsChecked(t *testing.T) {
+	// 10,000 frames of 35 KB bodies are over the stack limit (frameCost
+	// counts their size), which is not what this tests.
+	defer func(l Limits) { testLimits = l }(testLimits)
+	testLimits.StackBytes = 0
 	var checks atomic.Int64
 	m := instance(t, mustInstrument(t, deepTailModule()), &checks)
 	const depth, tail = 10_000, 5000 * 4

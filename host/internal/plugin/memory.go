@@ -28,6 +28,9 @@ type instance struct {
 	// logLine logs a message of the plugin's Extism log functions of
 	// which the host read prefix, of total bytes (Plugin.logPrefix).
 	logLine func(level extism.LogLevel, prefix []byte, total int)
+	// deepStack: a call went deep enough that wazero now keeps a large
+	// stack for the instance (stack.go); the pool discards it.
+	deepStack bool
 }
 
 // flushOutput logs what the instance wrote to stdout and stderr without

@@ -49,6 +49,9 @@ type Options struct {
 	Timeout time.Duration
 	// MemoryMB caps each instance's Wasm memory.
 	MemoryMB int
+	// StackKB caps each instance's call stack (stack.go); 0 is
+	// config.DefaultStackKB.
+	StackKB int
 	// MaxInstances caps concurrent instances; 0 means one per CPU (at
 	// least 2), or one for a hyper-mcp plugin, which may keep state
 	// between calls as hyper-mcp lets it.
@@ -358,11 +361,12 @@ func prepare(opts Options) (*preparedModule, error) {
 		opts.instrument = interrupt.Instrument
 	}
 	limits := interrupt.Limits{TableElements: uint32(min(opts.MemoryMB<<20/tableElementBytes, 1<<27))}
+	limits.StackBytes, limits.StackReport = stackLimits(stackKB(opts))
 	var wasm []byte // the module to compile, rewritten below
 	hostFuncs, interrupts := opts.HostFunctions, interruptsInstrumented
 	if instrumented, err := opts.instrument(opts.Wasm, limits); err == nil {
 		wasm = instrumented
-		hostFuncs = append(slices.Clip(hostFuncs), interruptCheck())
+		hostFuncs = append(slices.Clip(hostFuncs), interruptCheck(), stackFunction(limits.StackBytes))
 	} else if errors.Is(err, interrupt.ErrUnsupported) && opts.WazeroChecks {
 		stripped, serr := interrupt.StripCustomSections(opts.Wasm)
 		if serr != nil {

@@ -181,12 +181,13 @@ func (p *pool) get(ctx context.Context) (*instance, error) {
 }
 
 // put returns an instance taken with get. A healthy instance goes back to
-// the idle list; any other is closed at once, its memory freed, before its
+// the idle list; any other, and one whose call went deep (its stack is
+// kept large), is closed at once, its memory freed, before its
 // replacement is made.
 func (p *pool) put(inst *instance, healthy bool) {
 	p.mu.Lock()
 	p.used = time.Now()
-	if healthy && !p.closed {
+	if healthy && !p.closed && !inst.deepStack {
 		p.idle = append(p.idle, inst)
 		p.mu.Unlock()
 		// Before the slot is freed: a waiter of another plugin served
