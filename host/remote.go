@@ -5,7 +5,6 @@ import (
 	"crypto"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sort"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/mcphost/mcphost/host/internal/config"
 	"github.com/mcphost/mcphost/host/internal/registry"
+	"github.com/mcphost/mcphost/internal/regularfile"
 )
 
 // sourcePin is what the lock file records of a plugin fetched from a
@@ -182,7 +182,7 @@ func (h *Host) warnUnsigned(pc config.Plugin) {
 // the plugin store.
 func (h *Host) readModule(ctx context.Context, pc config.Plugin) ([]byte, *remoteModule, error) {
 	if pc.Source == "" {
-		wasm, err := os.ReadFile(pc.Path)
+		wasm, err := regularfile.ReadFile(pc.Path)
 		if err != nil {
 			return nil, nil, fmt.Errorf("load plugin %q: %w", pc.Name, err)
 		}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/regularfile"
 )
 
 // inspection is what `mcphost plugin inspect` reports about a .wasm file.
@@ -143,7 +143,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 func inspect(ctx context.Context, path string) (*inspection, error) {
-	wasm, err := os.ReadFile(path)
+	wasm, err := regularfile.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("inspect: %w", err)
 	}

@@ -7,9 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
+
+	"github.com/mcphost/mcphost/internal/regularfile"
 )
 
 // Entry is one line of the audit log.
@@ -48,12 +49,13 @@ type Log struct {
 }
 
 // Open opens (creating, appending) the audit log file at path; "stderr"
-// writes to stderr instead.
+// writes to stderr instead. Anything at path that is not a regular file (a
+// FIFO, a device) is refused.
 func Open(path string, stderr io.Writer) (*Log, error) {
 	if path == "stderr" {
 		return &Log{w: stderr}, nil
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := regularfile.OpenAppend(path, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open audit log: %w", err)
 	}
