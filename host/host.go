@@ -19,7 +19,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -177,6 +176,12 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 	// logger can be attached, and that would go to the process's stderr.
 	extism.SetLogLevel(extism.LogLevelDebug)
 
+	// A config made in code, not parsed from a file, is held to the same
+	// rule: no plugin reaches the host's own state.
+	if err := config.CheckStateGrants(cfg); err != nil {
+		return nil, err
+	}
+
 	h := &Host{cfg: cfg, settings: cfg.Server, logger: logger, relist: make(chan announcement, 16), released: make(chan struct{}, 1), done: make(chan struct{}), code: plugin.NewCodeCache()}
 	h.readOnly = opts.ReadOnly
 	h.budget = plugin.NewBudget(int64(cfg.Server.MaxMemoryMB) << 20)
@@ -316,12 +321,12 @@ func compilationCacheDir(dir string, logger hclog.Logger) string {
 		return ""
 	}
 	if dir == "" {
-		base, err := os.UserCacheDir()
+		def, err := config.DefaultCacheDir()
 		if err != nil {
 			logger.Warn("no user cache directory; compiling plugins without an on-disk cache", "error", err)
 			return ""
 		}
-		dir = filepath.Join(base, "mcphost", "wazero")
+		dir = def
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		logger.Warn("compilation cache unusable; compiling plugins without an on-disk cache", "dir", dir, "error", err)

@@ -56,6 +56,15 @@ func (h *Host) reload(ctx context.Context, announced map[string]map[string]bool)
 		}
 		// Server-wide settings stay as started; plugins follow the file.
 		next.Server = cfg.Server
+		// The file was checked against its own [server]; the host keeps
+		// its cache, store, lock file and audit log where it started, so
+		// the grants are checked against those too.
+		if err := config.CheckStateGrants(next); err != nil {
+			err = fmt.Errorf("reload: config not applied, still serving the previous one: %w", err)
+			h.metrics.reloads.WithLabelValues("failed").Inc()
+			h.reportError(ctx, err)
+			return err
+		}
 		cfg = next
 	}
 
