@@ -52,8 +52,11 @@ path = "`+path+`"
 	}, "2025-11-25")
 
 	// loads counts the plugin's generations loaded so far: each
-	// announcement lists the plugin again, in a new one.
-	loads := func() int { return strings.Count(logs.String(), "plugin loaded: plugin=announcer") }
+	// announcement lists the plugin again, in a new one (logged at debug
+	// when its file is unchanged, at info when it changed).
+	loads := func() int {
+		return strings.Count(logs.String(), "plugin loaded: plugin=announcer") + strings.Count(logs.String(), "plugin listed again: plugin=announcer")
+	}
 	waitLoads := func(n int) {
 		t.Helper()
 		deadline := time.Now().Add(hangGuard)

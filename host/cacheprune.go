@@ -37,6 +37,10 @@ func pruneCompilationCache(dir string, now time.Time, logger hclog.Logger) (remo
 		wazeroDirs = append(wazeroDirs, matches...)
 	}
 	for _, wd := range wazeroDirs {
+		// Listing opens it: a FIFO in its place would wait for a writer.
+		if fi, err := os.Lstat(wd); err != nil || !fi.IsDir() {
+			continue // the compile's sweep (package plugin) replaces it
+		}
 		entries, err := os.ReadDir(wd)
 		if err != nil {
 			continue // not a directory, or unreadable: not ours to judge

@@ -19,7 +19,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -128,8 +127,8 @@ type Host struct {
 	// draining is set once shutdown begins: /readyz reports unready.
 	draining atomic.Bool
 
-	// relist receives the list changes plugins announce.
-	relist chan announcement
+	// relist collects the list changes plugins announce.
+	relist *announcements
 	// released is signalled when plugins released memory (lazy.go in
 	// package plugin); the background loop hands it back to the OS.
 	released chan struct{}
@@ -185,7 +184,13 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 	// logger can be attached, and that would go to the process's stderr.
 	extism.SetLogLevel(extism.LogLevelDebug)
 
-	h := &Host{cfg: cfg, settings: cfg.Server, logger: logger, relist: make(chan announcement, 16), released: make(chan struct{}, 1), done: make(chan struct{}), code: plugin.NewCodeCache()}
+	// A config made in code, not parsed from a file, is held to the same
+	// rule: no plugin reaches the host's own state.
+	if err := config.CheckStateGrants(cfg); err != nil {
+		return nil, err
+	}
+
+	h := &Host{cfg: cfg, settings: cfg.Server, logger: logger, relist: newAnnouncements(), released: make(chan struct{}, 1), done: make(chan struct{}), code: plugin.NewCodeCache()}
 	h.readOnly = opts.ReadOnly
 	h.budget = plugin.NewBudget(int64(cfg.Server.MaxMemoryMB) << 20)
 	if opts.Network != nil {
@@ -337,6 +342,16 @@ func (h *Host) logLoaded(c *catalog, lp *loadedPlugin) {
 		"tools", sorted(tools), "resources", sorted(resources), "templates", sorted(templates), "prompts", sorted(prompts))
 }
 
+// logRelisted logs, at debug, what a plugin offers after it was listed
+// again because it announced a change: how many of each, not the names,
+// which are the plugin's to choose and which it may have announced to
+// have logged again.
+func (h *Host) logRelisted(c *catalog, lp *loadedPlugin) {
+	tools, resources, templates, prompts := c.contributions(lp)
+	h.logger.Debug("plugin listed again", "plugin", lp.cfg.Name,
+		"tools", len(tools), "resources", len(resources), "templates", len(templates), "prompts", len(prompts))
+}
+
 func sorted(s []string) []string {
 	sort.Strings(s)
 	return s
@@ -351,12 +366,12 @@ func compilationCacheDir(dir string, logger hclog.Logger) string {
 		return ""
 	}
 	if dir == "" {
-		base, err := os.UserCacheDir()
+		def, err := config.DefaultCacheDir()
 		if err != nil {
 			logger.Warn("no user cache directory; compiling plugins without an on-disk cache", "error", err)
 			return ""
 		}
-		dir = filepath.Join(base, "mcphost", "wazero")
+		dir = def
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		logger.Warn("compilation cache unusable; compiling plugins without an on-disk cache", "dir", dir, "error", err)
@@ -552,18 +567,14 @@ func (h *Host) resourceUpdated(ctx context.Context, uri string) {
 	}
 }
 
-// announcement is a plugin's word that one of its lists changed.
-type announcement struct{ plugin, kind string }
-
 // listChanged takes a plugin's announcement that a list changed: the
 // plugin is listed again once the call that announced it has ended (it
-// holds an instance until then).
+// holds an instance until then), at most once per RelistInterval
+// (relist.go). It never blocks and never drops an announcement; only news
+// (a kind not already pending) is logged.
 func (h *Host) listChanged(_ context.Context, plugin, kind string) {
-	select {
-	case h.relist <- announcement{plugin, kind}:
+	if h.relist.announce(plugin, kind) {
 		h.logger.Debug("plugin announced a list change", "plugin", plugin, "list", kind)
-	default:
-		h.logger.Warn("too many list changes announced; dropping one", "plugin", plugin, "list", kind)
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/mcphost/mcphost/internal/regularfile"
 )
 
 // lockFile records what the user accepted of each plugin: a fingerprint of
@@ -68,7 +70,7 @@ func fingerprints(lp *loadedPlugin) lockEntry {
 // readLock reads the lock file; a missing file is an empty lock.
 func readLock(path string) (*lockFile, error) {
 	lock := &lockFile{Version: lockVersion, Plugins: map[string]lockEntry{}}
-	b, err := os.ReadFile(path)
+	b, err := regularfile.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return lock, nil
 	}

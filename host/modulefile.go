@@ -4,10 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"syscall"
 
 	"github.com/mcphost/mcphost/host/internal/interrupt"
+	"github.com/mcphost/mcphost/internal/regularfile"
 )
 
 // ReadModuleFile reads a plugin's module from path. It opens only a
@@ -15,7 +14,7 @@ import (
 // file would hold the load forever, /dev/zero would fill the memory), and
 // refuses a file larger than the module limit before reading it.
 func ReadModuleFile(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := regularfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -23,9 +22,6 @@ func ReadModuleFile(path string) ([]byte, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
 	}
 	limit := int64(interrupt.DefaultModuleLimits.ModuleBytes)
 	if fi.Size() > limit {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"runtime/debug"
 	"time"
 
@@ -56,6 +57,15 @@ func (h *Host) reload(ctx context.Context, announced map[string]map[string]bool)
 		}
 		// Server-wide settings stay as started; plugins follow the file.
 		next.Server = cfg.Server
+		// The file was checked against its own [server]; the host keeps
+		// its cache, store, lock file and audit log where it started, so
+		// the grants are checked against those too.
+		if err := config.CheckStateGrants(next); err != nil {
+			err = fmt.Errorf("reload: config not applied, still serving the previous one: %w", err)
+			h.metrics.reloads.WithLabelValues("failed").Inc()
+			h.reportError(ctx, err)
+			return err
+		}
 		cfg = next
 		checkReservations(h.logger, cfg)
 	}
@@ -118,7 +128,13 @@ func (h *Host) reload(ctx context.Context, announced map[string]map[string]bool)
 	inNext := map[*loadedPlugin]bool{}
 	for _, lp := range next {
 		inNext[lp] = true
-		if current[lp.cfg.Name] != lp {
+		old := current[lp.cfg.Name]
+		switch {
+		case announced[lp.cfg.Name] != nil && old != nil && old.hash == lp.hash && reflect.DeepEqual(old.cfg, lp.cfg):
+			// Listed again at the plugin's word: counts, not the names
+			// it chose, and not at info (it can do this every second).
+			h.logRelisted(c, lp)
+		case old != lp:
 			h.logLoaded(c, lp)
 		}
 	}
@@ -204,13 +220,23 @@ func (h *Host) background(ctx context.Context) {
 		}
 	}
 
+	// timer: a debounce after file changes; relistTimer: the next relist
+	// due (relist.go).
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
-	announced := map[string]map[string]bool{}
+	relistTimer := time.NewTimer(time.Hour)
+	relistTimer.Stop()
+	schedule := newRelistSchedule(RelistInterval)
+	reschedule := func() {
+		if due, ok := schedule.next(); ok {
+			relistTimer.Reset(max(time.Until(due), 0))
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			timer.Stop()
+			relistTimer.Stop()
 			return
 		case ev := <-events:
 			if h.watched(ev.Name) {
@@ -228,21 +254,30 @@ func (h *Host) background(ctx context.Context) {
 			if watcher != nil {
 				h.syncWatches(watcher)
 			}
-		case a := <-h.relist:
-			if announced[a.plugin] == nil {
-				announced[a.plugin] = map[string]bool{}
+		case <-h.relist.wake:
+			schedule.add(h.relist.take(), time.Now())
+			reschedule()
+		case <-relistTimer.C:
+			if due := schedule.ready(time.Now()); due != nil {
+				_ = h.reload(ctx, due)
+				schedule.done(due, time.Now())
+				schedule.forget(h.configured)
 			}
-			announced[a.plugin][a.kind] = true
-			timer.Reset(debounce)
+			reschedule()
 		case <-timer.C:
-			pending := announced
-			announced = map[string]map[string]bool{}
-			_ = h.reload(ctx, pending)
+			_ = h.reload(ctx, nil)
 			if watcher != nil {
 				h.syncWatches(watcher)
 			}
 		}
 	}
+}
+
+// configured reports whether a plugin of that name is in the config.
+func (h *Host) configured(name string) bool {
+	h.reloadMu.Lock()
+	defer h.reloadMu.Unlock()
+	return containsPlugin(h.cfg.Plugins, name)
 }
 
 // watchedFiles returns the config file and every plugin file.

@@ -56,6 +56,8 @@ type WATPlugin struct {
 	// CallTool is the body of call_tool, which returns an i32 (0: success).
 	// Empty: it outputs {"content":[]} and returns 0.
 	CallTool string
+	// OnList are instructions run at the start of list_tools (empty: none).
+	OnList string
 	// Fields are more module fields (imports, functions, tables, exports);
 	// imports must come first in a module, and are put before the kernel's.
 	Imports, Fields string
@@ -103,11 +105,12 @@ func (p WATPlugin) Text() string {
     (call $error_set (call $block (local.get $ptr) (local.get $len))))
   (func (export "mcphost_abi_version") (result i32) (i32.const 1))
   (func (export "list_tools") (result i32)
+    %s
     (call $out (i32.const 0) (global.get $TOOLS_LEN)) (i32.const 0))
   (func (export "call_tool") (result i32) %s)
   %s
 )
-`, p.Imports, pages, watString(tools), watString(empty), len(tools), len(tools), free, callTool, p.Fields)
+`, p.Imports, pages, watString(tools), watString(empty), len(tools), len(tools), free, p.OnList, callTool, p.Fields)
 }
 
 // Build assembles the plugin into a .wasm file in a temporary directory and

@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
+
+	"github.com/mcphost/mcphost/host/internal/clip"
+	"github.com/mcphost/mcphost/internal/regularfile"
 )
 
 // Entry is one line of the audit log.
@@ -33,11 +35,17 @@ type Entry struct {
 	Outcome string `json:"outcome"`
 	// DurationMS is how long the call took, in milliseconds.
 	DurationMS float64 `json:"duration_ms"`
-	// Error is the error message when the outcome is not ok.
+	// Error is the error message when the outcome is not ok, cut at
+	// MaxErrorBytes (with a note of its length) when longer: a tool's error
+	// text is the plugin's and may be as long as its output cap.
 	Error string `json:"error,omitempty"`
 	// Arguments are the call's arguments, only when the config asks.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
+
+// MaxErrorBytes bounds an entry's Error: a plugin cannot make the audit
+// log grow by its output cap with every failed call.
+const MaxErrorBytes = 1024
 
 // Log appends entries to a writer, one JSON line each. It is safe for
 // concurrent use.
@@ -48,12 +56,13 @@ type Log struct {
 }
 
 // Open opens (creating, appending) the audit log file at path; "stderr"
-// writes to stderr instead.
+// writes to stderr instead. Anything at path that is not a regular file (a
+// FIFO, a device) is refused.
 func Open(path string, stderr io.Writer) (*Log, error) {
 	if path == "stderr" {
 		return &Log{w: stderr}, nil
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := regularfile.OpenAppend(path, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open audit log: %w", err)
 	}
@@ -63,6 +72,7 @@ func Open(path string, stderr io.Writer) (*Log, error) {
 // Write appends e as one line. Lines are written whole: a concurrent Write
 // never interleaves with it.
 func (l *Log) Write(e Entry) error {
+	e.Error = clip.Text(e.Error, MaxErrorBytes)
 	line, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("audit entry: %w", err)

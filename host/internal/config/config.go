@@ -514,6 +514,9 @@ func Parse(path string, data []byte) (*Config, error) {
 		seen[p.Name] = true
 		cfg.Plugins = append(cfg.Plugins, p)
 	}
+	problems = append(problems, stateProblems(cfg, func(i int) string {
+		return idx.at(path, fmt.Sprintf("plugin.%d.allowed_paths", i))
+	})...)
 	if len(problems) > 0 {
 		return nil, errors.Join(problems...)
 	}

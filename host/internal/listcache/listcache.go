@@ -33,6 +33,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/host/internal/plugin"
+	"github.com/mcphost/mcphost/internal/regularfile"
 )
 
 // format is the version of the entry format; a change makes every entry
@@ -144,9 +145,15 @@ func (c *Cache) path(key string) string { return filepath.Join(c.dir, key+".json
 // used (logged: a corrupt or unreadable entry is loaded around, never
 // trusted).
 func (c *Cache) Get(key, plugin string) *Entry {
-	f, err := os.Open(c.path(key))
+	f, err := regularfile.Open(c.path(key))
 	if errors.Is(err, fs.ErrNotExist) {
 		c.logger.Debug("no cached description", "plugin", plugin)
+		return nil
+	}
+	if errors.Is(err, regularfile.ErrNotRegular) {
+		// Not written by the host (it renames regular files into place):
+		// a miss, and the next Put replaces it.
+		c.logger.Warn("cached description is not a regular file; ignoring it and loading the plugin", "plugin", plugin, "file", c.path(key), "error", err)
 		return nil
 	}
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -97,5 +98,35 @@ func TestOversizeEntriesAreNeitherWrittenNorRead(t *testing.T) {
 	}
 	if files, _ := filepath.Glob(filepath.Join(c.dir, "*.tmp")); len(files) != 0 {
 		t.Fatalf("temporary files left: %v", files)
+	}
+}
+
+// TestFIFOEntryIsAMiss: a FIFO in place of an entry is not opened for
+// good (which would wait for a writer): it is a miss, logged with its
+// path, and the next Put replaces it.
+func TestFIFOEntryIsAMiss(t *testing.T) {
+	c, log := newCache(t)
+	key := c.Key([]byte("settings"))
+	if err := mkfifo(c.path(key)); err != nil {
+		t.Skip(err)
+	}
+	got := make(chan *Entry, 1)
+	go func() { got <- c.Get(key, "p") }()
+	select {
+	case e := <-got:
+		if e != nil {
+			t.Fatalf("Get of a FIFO = %+v", e)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Get blocked on a FIFO")
+	}
+	if !strings.Contains(log.String(), c.path(key)) || !strings.Contains(log.String(), "not a regular file") {
+		t.Errorf("the log does not name the FIFO:\n%s", log)
+	}
+	if err := c.Put(entry(key)); err != nil {
+		t.Fatal(err)
+	}
+	if c.Get(key, "p") == nil {
+		t.Fatal("the entry written over the FIFO is not read")
 	}
 }

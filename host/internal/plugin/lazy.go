@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -144,6 +145,9 @@ func (p *Plugin) deflateSource() bool {
 // makes an empty pool for it.
 func (p *Plugin) compileActivation(ctx context.Context, wasm []byte) (*activation, error) {
 	src := &p.source // its fields but wasm never change after Load
+	if src.key.cacheDir != "" {
+		sweepCompiled(filepath.Join(src.key.cacheDir, string(src.key.interrupts)), p.logger)
+	}
 	code := p.codes.acquire(src.key, p.logger)
 	manifest := extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: wasm}}, Config: src.config}
 	code.compileMu.Lock()

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcphost/mcphost/internal/regularfile"
 )
 
 // DefaultStoreDir returns the plugin store inside the cache directory
@@ -56,7 +58,7 @@ func (s Store) Read(digest string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(p)
+	b, err := regularfile.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: %w", digest, ErrNotStored)
 	}
@@ -173,7 +175,7 @@ func (s Store) ReadSignatures(manifest string) ([][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	list, err := os.ReadFile(p)
+	list, err := regularfile.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
