@@ -35,6 +35,10 @@ type ModuleLimits struct {
 	Tables uint32
 	// DataSegments and ElementSegments cap the data and element sections.
 	DataSegments, ElementSegments uint32
+	// Elements caps the elements of all element segments together: wazero
+	// holds each as an index when it decodes the module, and again as a
+	// reference in every instance.
+	Elements uint32
 	// FunctionBodyBytes caps one function's body; CodeBytes the code
 	// section as a whole.
 	FunctionBodyBytes, CodeBytes uint32
@@ -68,6 +72,7 @@ var DefaultModuleLimits = ModuleLimits{
 	Tables:            100,
 	DataSegments:      100_000,
 	ElementSegments:   100_000,
+	Elements:          1_000_000,
 	FunctionBodyBytes: 7_654_321,
 	CodeBytes:         128 << 20,
 	FunctionLocals:    50_000,
@@ -210,9 +215,7 @@ func (c *limitChecker) section(s section) error {
 		c.st.Exports = n
 		return over("export section", "exports", "exports", uint64(n), uint64(c.l.Exports))
 	case secElement:
-		n := r.Count()
-		c.st.ElementSegments = n
-		return over("element section", "segments", "element segments", uint64(n), uint64(c.l.ElementSegments))
+		return c.elements(r)
 	case secData:
 		n := r.Count()
 		c.st.DataSegments = n
@@ -221,6 +224,56 @@ func (c *limitChecker) section(s section) error {
 		return c.code(r)
 	}
 	return r.Err
+}
+
+// elements checks the element section: its segments, and their elements
+// together. The segments are read as the rewrite reads them
+// (rewriteElements).
+func (c *limitChecker) elements(r *reader) error {
+	n := r.Count()
+	c.st.ElementSegments = n
+	if err := over("element section", "segments", "element segments", uint64(n), uint64(c.l.ElementSegments)); err != nil {
+		return err
+	}
+	var m module // only to read constant expressions
+	var scratch []byte
+	var total uint64
+	for i := range n {
+		flags := r.U32()
+		if flags > 7 && r.Err == nil {
+			return fmt.Errorf("element segment %d: flags %d: %w", i, flags, ErrUnsupported)
+		}
+		active, explicitTable, exprs := flags&1 == 0, flags&2 != 0, flags&4 != 0
+		if active && explicitTable {
+			r.U32()
+		}
+		if active {
+			scratch = m.rewriteExpr(r, scratch[:0], false)
+		}
+		if !active || explicitTable {
+			if exprs {
+				r.valType()
+			} else {
+				r.Byte()
+			}
+		}
+		count := r.Count()
+		total += uint64(count)
+		if err := over("element section", "elements in all segments", "elements", total, uint64(c.l.Elements)); err != nil {
+			return err
+		}
+		for range count {
+			if exprs {
+				scratch = m.rewriteExpr(r, scratch[:0], false)
+			} else {
+				r.U32()
+			}
+		}
+		if r.Err != nil {
+			return fmt.Errorf("element segment %d: %w", i, r.Err)
+		}
+	}
+	return r.End()
 }
 
 func (c *limitChecker) types(r *reader) error {

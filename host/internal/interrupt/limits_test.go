@@ -30,6 +30,7 @@ func TestCheckLimitsRefusesHostileShapes(t *testing.T) {
 		{"10,000 branches, no locals", wasmgen.Module{Funcs: []wasmgen.Func{{Body: wasmgen.BranchesThenReads(10_000, 0)}}}, "branch cost"},
 		{"1,000 branches, 1,000 locals", wasmgen.Module{Funcs: []wasmgen.Func{{Locals: 1000, Body: wasmgen.BranchesThenReads(1000, 1000)}}}, "branch cost"},
 		{"300,000 functions", wasmgen.Module{Funcs: make([]wasmgen.Func, 300_000)}, "functions"},
+		{"2,000,000 table elements", wasmgen.Module{Funcs: []wasmgen.Func{{}}, Elements: 2_000_000}, "elements"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := tc.m.Bytes()

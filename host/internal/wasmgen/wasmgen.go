@@ -31,6 +31,9 @@ type Module struct {
 	// MemoryPages, when above 0, defines a memory of that many pages
 	// (and as many at most) exported as "memory".
 	MemoryPages uint32
+	// Elements, when above 0, defines a table and an active element
+	// segment of that many references to function 0.
+	Elements uint32
 }
 
 // Bytes encodes m.
@@ -51,6 +54,12 @@ func (m Module) Bytes() []byte {
 		body = wasmbin.AppendU32(body, f.Type)
 	}
 	out = wasmbin.AppendSection(out, 3, body)
+
+	if m.Elements > 0 {
+		body = []byte{1, 0x70, 0x00} // one funcref table, no maximum
+		body = wasmbin.AppendU32(body, m.Elements)
+		out = wasmbin.AppendSection(out, 4, body)
+	}
 
 	if m.MemoryPages > 0 {
 		body = []byte{1, 1}
@@ -75,6 +84,15 @@ func (m Module) Bytes() []byte {
 		}
 	}
 	out = wasmbin.AppendSection(out, 7, append(wasmbin.AppendU32(nil, n), exports...))
+
+	if m.Elements > 0 {
+		body = []byte{1, 0x00, 0x41, 0x00, 0x0b} // one active segment at offset 0
+		body = wasmbin.AppendU32(body, m.Elements)
+		for range m.Elements {
+			body = append(body, 0x00)
+		}
+		out = wasmbin.AppendSection(out, 9, body)
+	}
 
 	body = wasmbin.AppendU32(nil, uint32(len(m.Funcs)))
 	for _, f := range m.Funcs {
