@@ -172,7 +172,10 @@ type PluginInfo struct {
 // New loads every plugin of cfg (in parallel) and registers what each
 // contributes on a new MCP server. A name or URI two plugins both claim goes
 // to the one listed first in the config; the other's is left out with a
-// warning. ctx bounds loading only.
+// warning. ctx bounds loading only: with Options.SkipBrokenPlugins, New
+// waits at most [server] start_wait for the plugins, and those still
+// loading then go on loading under ctx and join when ready (late.go);
+// ending ctx while New loads ends the compiles, and New fails.
 func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 	logger := opts.Logger
 	if logger == nil {
