@@ -29,6 +29,13 @@ func Open(path string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return regular(f, path)
+}
+
+// regular returns f, opened from path, when it is a regular file (fstat:
+// the answer is about the file opened, not about a path that can be
+// swapped in between); anything else it closes and refuses.
+func regular(f *os.File, path string) (*os.File, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
@@ -82,14 +89,5 @@ func OpenAppend(path string, perm os.FileMode) (*os.File, error) {
 		}
 		return nil, err
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w (%s)", path, ErrNotRegular, kind(fi.Mode()))
-	}
-	return f, nil
+	return regular(f, path)
 }
