@@ -491,5 +491,9 @@ func TestUnwindingIsChecked(t *testing.T) {
 	if want := int64(depth * tail / 256 / Budget); checks.Load() < want { // a tick at least every 256 instructions
 		t.Errorf("%d checks, want at least %d", checks.Load(), want)
 	}
-	stops(t, deepTailModule(), "deep", 1_000_000)
+	// 100,000 frames: down in a few milliseconds, then ~2e9 instructions
+	// to run on the way up, far past the deadline; and a stack of tens of
+	// MB. (At 1,000,000 frames an unloaded machine reached wazero's stack
+	// ceiling, 400 MB, before the 50 ms deadline.)
+	stops(t, deepTailModule(), "deep", 100_000)
 }
