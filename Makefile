@@ -8,7 +8,7 @@ GO_PLUGINS := $(patsubst %/main.go,%,$(wildcard plugins/*/main.go testdata/plugi
 # `./...` from the root does not reach them, so vet and test visit each.
 SUB_MODULES := abi sdk
 
-.PHONY: all build plugins run test vet conformance clean
+.PHONY: all build plugins run test vet conformance reference clean
 
 all: build plugins
 
@@ -85,7 +85,19 @@ test: plugins-check plugins vet
 	@scripts/ensure-registry.sh
 	$(GO) test -race -count=1 -timeout 25m ./...
 	@for m in $(SUB_MODULES); do echo "$(GO) -C $$m test -race -count=1 ./..."; $(GO) -C $$m test -race -count=1 ./... || exit 1; done
+	$(MAKE) reference
 	$(MAKE) conformance
+
+# Differential tests of the plugins that replace the MCP reference servers
+# (reftest/): the same calls to mcphost and to the reference servers from
+# npm (installed with Node 22 into a cache on first use). The tests run the
+# built bin/mcphost as a desktop client does, so they are not built with
+# -race (the host's own tests are). REFTEST_RUN narrows them (go test -run).
+REFTEST_RUN ?= .
+reference: build plugins
+	@eval "$$(scripts/reference-servers.sh --install | sed -n 's/^dir: */refdir=/p; s/^node: */node=/p')"; \
+	echo "MCPHOST_BIN=$(CURDIR)/$(BIN) MCPHOST_NODE=$$node MCPHOST_REFERENCE_DIR=$$refdir $(GO) test -count=1 -run '$(REFTEST_RUN)' ./reftest/"; \
+	MCPHOST_BIN=$(CURDIR)/$(BIN) MCPHOST_NODE=$$node MCPHOST_REFERENCE_DIR=$$refdir $(GO) test -count=1 -run '$(REFTEST_RUN)' ./reftest/
 
 # The official MCP conformance suite against plugins/everything, stateful and
 # stateless (installs Node 22 and the suite from npm into a cache on first use).
