@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,8 +23,9 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 // runPush publishes a .wasm file to a registry as a Wasm OCI artifact.
 func runPush(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("mcphost plugin push [--insecure] [--asks-host HOST]... [--asks-path GUEST]... [--asks-env NAME]... [--asks-memory-mb N] FILE.wasm oci://REGISTRY/REPO:TAG")
+	fs := newFlagSet("mcphost plugin push [--insecure] [--asks FILE] [--asks-host HOST]... [--asks-path GUEST]... [--asks-env NAME]... [--asks-memory-mb N] FILE.wasm oci://REGISTRY/REPO:TAG")
 	insecure := fs.Bool("insecure", false, "plain HTTP, to a registry on loopback only")
+	asksFile := fs.String("asks", "", "a JSON file of the grants the plugin asks for, as in its manifest annotation (e.g. the plugin's grants.json); the --asks-* flags add to it")
 	var hosts, paths, env listFlag
 	fs.Var(&hosts, "asks-host", "a host the plugin asks to reach (allowed_hosts); repeatable")
 	fs.Var(&paths, "asks-path", "a guest directory the plugin asks to have mounted (allowed_paths); repeatable")
@@ -33,6 +36,10 @@ func runPush(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if fs.NArg() != 2 {
 		return &usageError{"usage: " + fs.synopsis}
+	}
+	grants, err := requestedGrants(*asksFile, hosts, paths, env, *memory)
+	if err != nil {
+		return fmt.Errorf("push: %w", err)
 	}
 	wasm, err := host.ReadModuleFile(fs.Arg(0))
 	if err != nil {
@@ -45,16 +52,47 @@ func runPush(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if !strings.HasPrefix(string(wasm), "\x00asm") {
 		return fmt.Errorf("push: %s is not a WebAssembly module", fs.Arg(0))
 	}
-	var grants *host.RequestedGrants
-	if len(hosts)+len(paths)+len(env) > 0 || *memory > 0 {
-		grants = &host.RequestedGrants{AllowedHosts: hosts, AllowedPaths: paths, Env: env, MemoryMB: *memory}
-	}
 	digest, err := host.PushPlugin(ctx, wasm, fs.Arg(1), grants, *insecure)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "pushed %s\n  digest %s\n", fs.Arg(1), digest)
 	return nil
+}
+
+// requestedGrants is what push writes into the manifest: the grants of
+// the JSON file asksFile (if not "") with the --asks-* flags added; nil
+// when nothing is asked. A file with an unknown key or a value of the
+// wrong type is refused, naming it, rather than published without it.
+func requestedGrants(asksFile string, hosts, paths, env []string, memoryMB int) (*host.RequestedGrants, error) {
+	g := &host.RequestedGrants{}
+	if asksFile != "" {
+		b, err := os.ReadFile(asksFile)
+		if err != nil {
+			return nil, fmt.Errorf("--asks: %w", err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(g); err != nil {
+			return nil, fmt.Errorf("--asks %s: want a JSON object with allowed_hosts, allowed_paths, env (lists of strings) and memory_mb (a number): %w", asksFile, err)
+		}
+		if dec.More() {
+			return nil, fmt.Errorf("--asks %s: more than one JSON value", asksFile)
+		}
+	}
+	g.AllowedHosts = append(g.AllowedHosts, hosts...)
+	g.AllowedPaths = append(g.AllowedPaths, paths...)
+	g.Env = append(g.Env, env...)
+	if memoryMB > 0 {
+		g.MemoryMB = memoryMB
+	}
+	if g.MemoryMB < 0 {
+		return nil, fmt.Errorf("--asks %s: memory_mb is negative (%d)", asksFile, g.MemoryMB)
+	}
+	if len(g.AllowedHosts)+len(g.AllowedPaths)+len(g.Env) == 0 && g.MemoryMB == 0 {
+		return nil, nil
+	}
+	return g, nil
 }
 
 // storeSettings returns the [server] settings of the config at path, or
