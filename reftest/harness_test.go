@@ -21,6 +21,23 @@ import (
 // hung server from hanging the test run (never a timing assertion).
 const callTimeout = 60 * time.Second
 
+// sharedCache is the cache directory (XDG_CACHE_HOME) of every mcphost
+// the tests start: a plugin is compiled once for the whole run, not once
+// per test, as on a user's machine after the first start.
+var sharedCache string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "mcphost-reftest-cache-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "reftest:", err)
+		os.Exit(1)
+	}
+	sharedCache = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
 // repoRoot is the checkout's root (this package's parent directory).
 func repoRoot(t testing.TB) string {
 	t.Helper()
@@ -101,7 +118,8 @@ func connect(t testing.TB, cmd *exec.Cmd, opts *mcp.ClientOptions) *mcp.ClientSe
 // startMcphost serves config (the text of an mcphost.toml) over stdio
 // with the mcphost binary under test, as a desktop client starts it, and
 // returns a client connected to it. The config is written to a temporary
-// directory, also its cache_dir unless the config sets one.
+// directory; the compilation cache is shared by the run (sharedCache)
+// unless the config sets cache_dir.
 func startMcphost(t testing.TB, config string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	bin := mcphostBin(t)
@@ -111,7 +129,7 @@ func startMcphost(t testing.TB, config string, opts *mcp.ClientOptions) *mcp.Cli
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "serve", "--config", file)
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"))
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+sharedCache)
 	return connect(t, cmd, opts)
 }
 
