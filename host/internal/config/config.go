@@ -754,6 +754,15 @@ func mounts(allowed map[string]string, baseDir string, bad badFunc) (ro, rw map[
 		if !writable {
 			hostDir = strings.TrimPrefix(hostDir, "ro:")
 		}
+		var err error
+		if hostDir, err = expandHome(hostDir); err != nil {
+			bad("allowed_paths", "%q: %v", key, err)
+			continue
+		}
+		if guest, err = expandHome(guest); err != nil {
+			bad("allowed_paths", "guest path %q: %v", guest, err)
+			continue
+		}
 		if !filepath.IsAbs(hostDir) {
 			hostDir = filepath.Join(baseDir, hostDir)
 		}
@@ -781,6 +790,23 @@ func mounts(allowed map[string]string, baseDir string, bad badFunc) (ro, rw map[
 		(*grant)[filepath.Clean(hostDir)] = guest
 	}
 	return ro, rw
+}
+
+// expandHome replaces a leading "~" of path ("~" alone or "~/…") with the
+// home directory of the user running mcphost, as a shell would; other
+// paths are returned as they are ("~user" is not expanded). It applies to
+// both sides of an allowed_paths entry, so that a directory can be
+// mounted at the path it has on the host ("rw:~/notes" = "~/notes") and a
+// plugin shows and accepts the paths the user knows.
+func expandHome(path string) (string, error) {
+	if path != "~" && !strings.HasPrefix(path, "~/") {
+		return path, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("cannot expand ~: %w", err)
+	}
+	return filepath.Join(home, path[1:]), nil
 }
 
 // convertPlugin checks the [[plugin]] table number index of the file at

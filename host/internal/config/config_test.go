@@ -229,3 +229,42 @@ func TestIdleTimeoutDefaultsAndZero(t *testing.T) {
 		t.Errorf("idle_timeout/min_instances: a %v/%d, b %v/%d; want the default/0 and 0/1", a.IdleTimeout, a.MinInstances, b.IdleTimeout, b.MinInstances)
 	}
 }
+
+// TestParseAllowedPathsExpandsHome: "~" at the start of either side of an
+// allowed_paths entry is the home directory of the user running mcphost,
+// so a directory can be mounted at the path it has on the host; "~user"
+// is left as it is, and "~" alone, which holds the default cache, is
+// refused as any grant of the host's state is.
+func TestParseAllowedPathsExpandsHome(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	for _, d := range []string{"notes", "docs"} {
+		if err := os.Mkdir(filepath.Join(home, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfgPath := filepath.Join(t.TempDir(), "mcphost.toml")
+	plugin := "[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\n"
+	cfg, err := Parse(cfgPath, []byte(plugin+`allowed_paths = { "rw:~/notes" = "~/notes", "~/docs" = "/docs" }`+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Plugins[0]
+	notes := filepath.Join(home, "notes")
+	if want := map[string]string{notes: notes}; !maps.Equal(p.WritablePaths, want) {
+		t.Errorf("writable %v, want %v", p.WritablePaths, want)
+	}
+	if want := map[string]string{filepath.Join(home, "docs"): "/docs"}; !maps.Equal(p.AllowedPaths, want) {
+		t.Errorf("read-only %v, want %v", p.AllowedPaths, want)
+	}
+	for _, tc := range []struct{ paths, want string }{
+		{`{ "~nobody/x" = "/x" }`, "is not a directory"},
+		{`{ "rw:~/notes" = "~other/notes" }`, "must be absolute"},
+		// The home directory holds the default cache: never granted whole.
+		{`{ "~" = "/home" }`, "holds the default compilation cache"},
+	} {
+		if _, err := Parse(cfgPath, []byte(plugin+"allowed_paths = "+tc.paths+"\n")); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("allowed_paths = %s: %v, want %q", tc.paths, err, tc.want)
+		}
+	}
+}
