@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
 )
 
 // examples/reference-servers.toml, the config README.md gives for
@@ -68,4 +67,3 @@ func TestExampleReferenceServersConfig(t *testing.T) {
 		t.Errorf("fetch of a loopback address: %s, want a refusal", got)
 	}
 }
-
