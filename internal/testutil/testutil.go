@@ -49,7 +49,8 @@ func RepoRoot(t testing.TB) string {
 // the root module, which requires the sdk and abi modules with replace
 // directives to ./sdk and ./abi, so it builds from the root against this
 // checkout's SDK; the cache key covers sdk/ and abi/, their go.mod and go.sum
-// included.
+// included. Flags in the file rel/goflags are added to the build, as the
+// Makefile does.
 func GoPlugin(t testing.TB, rel string, tags ...string) string {
 	t.Helper()
 	root := RepoRoot(t)
@@ -78,7 +79,12 @@ func GoPlugin(t testing.TB, rel string, tags ...string) string {
 			t.Fatal(err)
 		}
 		tmp.Close()
-		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-tags", strings.Join(tags, ","), "-o", tmp.Name(), "./"+rel)
+		args := []string{"build", "-buildmode=c-shared", "-tags", strings.Join(tags, ",")}
+		// The plugin's own build flags, as the Makefile adds them.
+		if flags, err := os.ReadFile(filepath.Join(root, rel, "goflags")); err == nil {
+			args = append(args, strings.Fields(string(flags))...)
+		}
+		cmd := exec.Command("go", append(args, "-o", tmp.Name(), "./"+rel)...)
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
 		if b, err := cmd.CombinedOutput(); err != nil {
