@@ -34,6 +34,15 @@ func ftPlugin(t *testing.T, name string) string {
 	return p
 }
 
+// ftCacheDir is the compilation cache (XDG_CACHE_HOME) of every mcphost
+// these tests start, kept between runs as a user's is: a plugin is compiled
+// once, not once per test.
+var ftCacheDir = filepath.Join(os.TempDir(), "mcphost-reftest-fetchtime-cache")
+
+// ftServerConfig is the [server] table of the tests' configs: serve waits
+// for the plugins (a cold compile on a loaded machine takes a while).
+const ftServerConfig = "[server]\nstart_wait = \"300s\"\nwatch = false\n\n"
+
 // ftServe starts `$MCPHOST_BIN serve --config <config>` as a desktop client
 // does and connects a go-sdk client to it over stdio. The test is skipped
 // without MCPHOST_BIN.
@@ -53,7 +62,7 @@ func ftServe(t *testing.T, config string) *mcp.ClientSession {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "serve", "--config", file)
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"))
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+ftCacheDir)
 	cmd.Stderr = ftLogWriter{t}
 	client := mcp.NewClient(&mcp.Implementation{Name: "fetchtime-test", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), ftCallTimeout)

@@ -17,7 +17,7 @@ import (
 // texts, compared with Go's own computation at the time of the call.
 
 func ftTimeConfig(t *testing.T, extra string) string {
-	return fmt.Sprintf("[[plugin]]\nname = \"time\"\npath = %q\n%s", ftPlugin(t, "time"), extra)
+	return ftServerConfig + fmt.Sprintf("[[plugin]]\nname = \"time\"\npath = %q\n%s", ftPlugin(t, "time"), extra)
 }
 
 // timeJSON is the reference's text of a TimeResult, indented by pad.
