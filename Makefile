@@ -28,14 +28,14 @@ export MCPHOST_SCRIPT_PLUGINS_CHECKED := 1
 endif
 
 # Builds each Go plugin to <dir>/<name>.wasm (Go's build cache keeps this
-# quick), then runs each other plugin's build.sh. A build.sh installs its
+# quick; <dir>/goflags, if present, adds build flags: see plugins/fetch), then runs each other plugin's build.sh. A build.sh installs its
 # toolchain (apt-get, npm) when it can; when it cannot it exits 3 after
 # printing "skipped <lang>: <why>", and that plugin keeps its committed .wasm.
 plugins:
 	@for d in $(GO_PLUGINS); do \
 		out=$$d/$$(basename $$d).wasm; \
 		echo "plugin  $$out"; \
-		GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 $(GO) build -buildmode=c-shared -o $$out ./$$d || exit 1; \
+		GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 $(GO) build -buildmode=c-shared $$(cat $$d/goflags 2>/dev/null) -o $$out ./$$d || exit 1; \
 	done
 ifeq ($(MCPHOST_SCRIPT_PLUGINS_CHECKED),)
 	@skipped=; for d in $(SCRIPT_PLUGINS); do \
