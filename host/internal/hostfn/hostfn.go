@@ -142,7 +142,7 @@ type functions struct {
 	logger   hclog.Logger
 	notifier Notifier
 	egress   *egress.Policy
-	state    *State // nil: no state
+	state    *State        // nil: no state
 	toClient *rate.Limiter // messages toward clients
 	dropLog  *rate.Limiter // how often a drop is logged
 	logs     *logBudget    // host-log lines for the plugin's calls
