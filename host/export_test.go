@@ -3,3 +3,11 @@ package host
 // WaitRetired waits until every retired plugin generation has been closed
 // (for tests that count what old generations leave behind).
 func (h *Host) WaitRetired() { h.retiring.Wait() }
+
+// StateUsage returns how many scopes of plugin state the host holds and
+// their bytes.
+func (h *Host) StateUsage() (scopes int, bytes int64) { return h.state.Usage() }
+
+// SweepState drops the state of sessions that ended now, as the
+// background loop does every stateSweepInterval.
+func (h *Host) SweepState() { h.state.Sweep() }

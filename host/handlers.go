@@ -21,8 +21,8 @@ import (
 
 // withRequest puts the MCP request a plugin call serves into ctx, for the
 // host functions.
-func withRequest(ctx context.Context, session *mcp.ServerSession, progressToken any, caps *mcp.ClientCapabilities, extra *mcp.RequestExtra) context.Context {
-	r := &hostfn.Request{Session: session, ProgressToken: progressToken, Capabilities: caps}
+func (h *Host) withRequest(ctx context.Context, session *mcp.ServerSession, progressToken any, caps *mcp.ClientCapabilities, extra *mcp.RequestExtra) context.Context {
+	r := &hostfn.Request{Session: session, ProgressToken: progressToken, Capabilities: caps, StateSession: h.stateSession(session, extra)}
 	if extra != nil {
 		r.CloseSSEStream = extra.CloseSSEStream
 	}
@@ -39,7 +39,7 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Params.Name)}
 	}
 	defer t.plugin.release()
-	res, err := bridge.CallTool(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.ClientCapabilities(), req.Extra), t.plugin.plugin, t.tool.tool, req)
+	res, err := bridge.CallTool(h.withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.ClientCapabilities(), req.Extra), t.plugin.plugin, t.tool.tool, req)
 	if err == nil && res != nil {
 		if missing := undeclaredInput(res.InputRequests, req.ClientCapabilities()); len(missing) > 0 {
 			failed := &mcp.CallToolResult{}
@@ -115,7 +115,7 @@ func (h *Host) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (
 		own.Template = lp.pluginURI(own.Template)
 		match = &own
 	}
-	res, err := bridge.ReadResource(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.ClientCapabilities(), req.Extra), lp.plugin, req, match)
+	res, err := bridge.ReadResource(h.withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.ClientCapabilities(), req.Extra), lp.plugin, req, match)
 	if err == nil && res != nil {
 		if missing := undeclaredInput(res.InputRequests, req.ClientCapabilities()); len(missing) > 0 {
 			return nil, missingCapabilitiesError(fmt.Sprintf("resource %q", req.Params.URI), missing)
@@ -135,7 +135,7 @@ func (h *Host) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.G
 	}
 	lp, e := t.plugin, t.prompt
 	defer lp.release()
-	res, err := bridge.GetPrompt(withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.ClientCapabilities(), req.Extra), lp.plugin, e.prompt, lp.pluginPromptName(e.prompt.Name), req)
+	res, err := bridge.GetPrompt(h.withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.ClientCapabilities(), req.Extra), lp.plugin, e.prompt, lp.pluginPromptName(e.prompt.Name), req)
 	if err == nil && res != nil {
 		if missing := undeclaredInput(res.InputRequests, req.ClientCapabilities()); len(missing) > 0 {
 			return nil, missingCapabilitiesError(fmt.Sprintf("prompt %q", req.Params.Name), missing)
@@ -168,7 +168,7 @@ func (h *Host) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.Com
 	}
 	own := *ref // as the plugin knows it
 	own.Name, own.URI = lp.pluginPromptName(ref.Name), lp.pluginURI(ref.URI)
-	return bridge.Complete(withRequest(ctx, req.Session, nil, req.ClientCapabilities(), req.Extra), lp.plugin, &own, req)
+	return bridge.Complete(h.withRequest(ctx, req.Session, nil, req.ClientCapabilities(), req.Extra), lp.plugin, &own, req)
 }
 
 // subscribe accepts a subscription to a URI some plugin serves.

@@ -37,6 +37,7 @@ import (
 	"github.com/mcphost/mcphost/host/internal/hostfn"
 	"github.com/mcphost/mcphost/host/internal/listcache"
 	"github.com/mcphost/mcphost/host/internal/plugin"
+	"github.com/mcphost/mcphost/host/internal/pluginstate"
 )
 
 // Config is a decoded and validated mcphost.toml.
@@ -101,6 +102,8 @@ type Host struct {
 	code *plugin.CodeCache
 	// budget counts the plugins' Wasm memory against [server] max_memory_mb.
 	budget *plugin.Budget
+	// state is the state plugins keep per client session (state.go).
+	state *pluginstate.Store
 
 	// settings is the [server] table as started: reloads never change it,
 	// so it is read without a lock.
@@ -196,6 +199,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 	h := &Host{cfg: cfg, settings: cfg.Server, logger: logger, relist: newAnnouncements(), released: make(chan struct{}, 1), done: make(chan struct{}), code: plugin.NewCodeCache()}
 	h.readOnly = opts.ReadOnly
 	h.budget = plugin.NewBudget(int64(cfg.Server.MaxMemoryMB) << 20)
+	h.state = newStateStore(cfg.Server.MaxStateMB)
 	if opts.Network != nil {
 		h.network = &egress.Network{Resolve: opts.Network.Resolve, Dial: opts.Network.Dial, RootCAs: opts.Network.RootCAs}
 	}
@@ -284,6 +288,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 			c.TTLMs = int(cfg.Server.ListTTL.Milliseconds())
 		},
 	})
+	h.state.SetSessions(h.server.Sessions)
 	h.metrics = newMetrics(h)
 	if cfg.Server.Audit.File != "" && !opts.ReadOnly {
 		stderr := opts.Stderr
@@ -477,7 +482,7 @@ func (h *Host) pluginOptions(pc config.Plugin, env map[string]string) plugin.Opt
 			MaxResponseBytes: int64(pc.MaxOutputKB) << 10,
 			Timeout:          pc.Timeout,
 			Network:          h.network,
-		}),
+		}, &hostfn.State{Store: h.state, KB: pc.StateKB}),
 
 		Env:               env,
 		ReadOnlyDirs:      pc.AllowedPaths,
@@ -631,6 +636,8 @@ func (h *Host) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 	if !stop() {
 		<-closed // ctx ended the session: let the Close finish
 	}
+	// The connection was the session: its plugins' state goes with it.
+	h.state.DropSession(ss)
 	if err != nil && (errors.Is(err, io.EOF) || ctx.Err() != nil) {
 		return nil
 	}

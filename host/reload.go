@@ -115,6 +115,8 @@ func (h *Host) reload(ctx context.Context, announced map[string]map[string]bool)
 		failures = append(failures, errs[i])
 	}
 
+	h.dropStateOf(h.plugins, cfg.Plugins)
+
 	// Swap the catalog in before registering, so that a name a client sees
 	// is always routable; then retire what is no longer used.
 	hold, problems := h.vet(next, cfg.Server.LockFile)
@@ -226,6 +228,8 @@ func (h *Host) background(ctx context.Context) {
 	timer.Stop()
 	relistTimer := time.NewTimer(time.Hour)
 	relistTimer.Stop()
+	stateSweep := time.NewTicker(stateSweepInterval)
+	defer stateSweep.Stop()
 	schedule := newRelistSchedule(RelistInterval)
 	reschedule := func() {
 		if due, ok := schedule.next(); ok {
@@ -244,6 +248,8 @@ func (h *Host) background(ctx context.Context) {
 			}
 		case err := <-watchErrs:
 			h.logger.Warn("file watcher", "error", err)
+		case <-stateSweep.C:
+			h.state.Sweep()
 		case <-h.released:
 			// What released plugins held is garbage on the Go heap; an idle
 			// host allocates too little for a collection to find it, and

@@ -58,10 +58,24 @@ func closeSSEStream(payload []byte) { withPayload(hostCloseSSEStream, payload) }
 //go:wasmimport extism:host/user http_request
 func hostHTTPRequest(offset uint64) uint64
 
-func httpRequest(payload []byte) []byte {
+func httpRequest(payload []byte) []byte { return answering(hostHTTPRequest, payload) }
+
+//go:wasmimport extism:host/user state_get
+func hostStateGet(offset uint64) uint64
+
+//go:wasmimport extism:host/user state_set
+func hostStateSet(offset uint64) uint64
+
+func stateGet(payload []byte) []byte { return answering(hostStateGet, payload) }
+
+func stateSet(payload []byte) []byte { return answering(hostStateSet, payload) }
+
+// answering copies payload into kernel memory, calls the answering host
+// function f with its offset and returns the answer (nil for none).
+func answering(f func(offset uint64) uint64, payload []byte) []byte {
 	mem := pdk.AllocateBytes(payload)
 	defer mem.Free()
-	offset := hostHTTPRequest(mem.Offset())
+	offset := f(mem.Offset())
 	if offset == 0 {
 		return nil
 	}

@@ -2,6 +2,12 @@
 
 package sdk
 
+import (
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+)
+
 // Outside WASI (the SDK's own tests) there is no Extism host: config comes
 // from stubConfig, log messages go to stubLog and what would be passed to a
 // host function is recorded in stubCalls.
@@ -49,4 +55,55 @@ func closeSSEStream(payload []byte) {
 func httpRequest(payload []byte) []byte {
 	stubCalls = append(stubCalls, stubCall{"http_request", string(payload)})
 	return []byte(`{"error":"no host outside Wasm"}`)
+}
+
+// stubState is the state outside WASI: one scope, as the host keeps for
+// one session, with the host's key rule.
+var stubState = map[string]json.RawMessage{}
+
+func stateGet(payload []byte) []byte {
+	stubCalls = append(stubCalls, stubCall{"state_get", string(payload)})
+	var req stateRequest
+	if err := json.Unmarshal(payload, &req); err != nil {
+		return stubError("state_get", err)
+	}
+	if err := stubKey(req.Key); err != nil {
+		return stubError("state_get", err)
+	}
+	v, ok := stubState[req.Key]
+	if !ok {
+		return []byte(`{}`)
+	}
+	b, _ := json.Marshal(stateAnswer{Value: v})
+	return b
+}
+
+func stateSet(payload []byte) []byte {
+	stubCalls = append(stubCalls, stubCall{"state_set", string(payload)})
+	var req stateRequest
+	if err := json.Unmarshal(payload, &req); err != nil {
+		return stubError("state_set", err)
+	}
+	if err := stubKey(req.Key); err != nil {
+		return stubError("state_set", err)
+	}
+	if req.Value == nil || string(req.Value) == "null" {
+		delete(stubState, req.Key)
+	} else {
+		stubState[req.Key] = req.Value
+	}
+	return []byte(`{}`)
+}
+
+// stubKey is the host's rule for a key.
+func stubKey(key string) error {
+	if key == "" || len(key) > 256 || !utf8.ValidString(key) {
+		return fmt.Errorf("key must be 1 to 256 bytes of UTF-8 (got %d bytes)", len(key))
+	}
+	return nil
+}
+
+func stubError(fn string, err error) []byte {
+	b, _ := json.Marshal(map[string]string{"error": fn + ": " + err.Error()})
+	return b
 }

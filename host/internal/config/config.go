@@ -52,6 +52,17 @@ const (
 	MaxMemoryMB = 4096
 	// MaxServerMemoryMB is the largest [server] max_memory_mb: 1 TiB.
 	MaxServerMemoryMB = 1 << 20
+	// DefaultStateKB is state_kb when a plugin does not set it: what one
+	// of its scopes of state (one client session's) may hold, keys and
+	// values counted.
+	DefaultStateKB = 256
+	// MaxStateKB is the largest state_kb: 1 GiB.
+	MaxStateKB = 1 << 20
+	// DefaultMaxStateMB is [server] max_state_mb when the file does not
+	// set it: all plugins' state together.
+	DefaultMaxStateMB = 64
+	// MaxMaxStateMB is the largest [server] max_state_mb: 1 TiB.
+	MaxMaxStateMB = 1 << 20
 )
 
 // Config is a whole mcphost.toml.
@@ -86,6 +97,9 @@ type Server struct {
 	// MaxMemoryMB bounds the Wasm memory of all plugin instances together,
 	// each counted at its memory_mb (max_memory_mb); 0 is no bound.
 	MaxMemoryMB int
+	// MaxStateMB bounds the state all plugins keep in the host
+	// (state_set), in MiB (max_state_mb).
+	MaxStateMB int
 	// ListTTL is the ttlMs hint on list results (2026-07-28 clients).
 	ListTTL time.Duration
 	// AllowedOrigins are extra Origin values (scheme://host:port) accepted
@@ -215,6 +229,10 @@ type Plugin struct {
 	// StackKB caps the call stack of each instance of the plugin (wazero's
 	// stack, as estimated by the interrupt rewrite); a call past it traps.
 	StackKB int
+	// StateKB caps the state the plugin keeps in the host for one client
+	// session (state_set), keys and values counted, in KiB; 0 turns its
+	// state off.
+	StateKB int
 	// MaxItems caps how many tools, prompts, resources and resource
 	// templates (each) the plugin may list; the items past it are left out.
 	MaxItems int
@@ -281,6 +299,7 @@ type fileConfig struct {
 		Stateless      bool     `toml:"stateless"`
 		PageSize       *int     `toml:"page_size"`
 		MaxMemoryMB    *int     `toml:"max_memory_mb"`
+		MaxStateMB     *int     `toml:"max_state_mb"`
 		ListTTL        string   `toml:"list_ttl"`
 		AllowedOrigins []string `toml:"allowed_origins"`
 		SessionTimeout string   `toml:"session_timeout"`
@@ -316,6 +335,7 @@ type filePlugin struct {
 	MaxInstances *int                `toml:"max_instances"`
 	MaxOutputKB  *int                `toml:"max_output_kb"`
 	StackKB      *int                `toml:"stack_kb"`
+	StateKB      *int                `toml:"state_kb"`
 	IdleTimeout  string              `toml:"idle_timeout"`
 	MinInstances *int                `toml:"min_instances"`
 	MaxItems     *int                `toml:"max_items"`
@@ -343,13 +363,13 @@ type filePlugin struct {
 }
 
 var knownKeys = map[string][]string{
-	"server": {"name", "log_level", "cache_dir", "transport", "listen", "stateless", "page_size", "max_memory_mb", "list_ttl",
+	"server": {"name", "log_level", "cache_dir", "transport", "listen", "stateless", "page_size", "max_memory_mb", "max_state_mb", "list_ttl",
 		"allowed_origins", "session_timeout", "start_wait", "max_sessions", "max_sessions_per_user", "watch", "lock_file", "drain_delay", "metrics", "audit", "auth", "plugin_store", "trusted_keys",
 		"trusted_root", "signer_subject", "signer_issuer"},
 	"server.metrics": {"enabled", "listen"},
 	"server.audit":   {"file", "arguments"},
 	"server.auth":    auth.TOMLKeys(),
-	"plugin": {"name", "path", "timeout", "memory_mb", "max_instances", "idle_timeout", "min_instances", "max_output_kb", "stack_kb", "max_items", "config", "prefix", "naming",
+	"plugin": {"name", "path", "timeout", "memory_mb", "max_instances", "idle_timeout", "min_instances", "max_output_kb", "stack_kb", "state_kb", "max_items", "config", "prefix", "naming",
 		"sha256", "env", "allowed_paths", "allowed_hosts", "allow_private_network",
 		"max_calls_per_second", "breaker_failures", "breaker_cooldown", "on_change", "interrupt_checks", "scopes", "tool_scopes",
 		"insecure", "skip_signature", "trusted_keys", "trusted_root", "signer_subject", "signer_issuer"},
@@ -575,6 +595,14 @@ func convertServer(path string, idx lineIndex, fc fileConfig, s *Server) []error
 			bad("max_memory_mb", "%d is out of range (expected 0 for no budget, or %d to %d)", *fs.MaxMemoryMB, MinMemoryMB, MaxServerMemoryMB)
 		} else {
 			s.MaxMemoryMB = *fs.MaxMemoryMB
+		}
+	}
+	s.MaxStateMB = DefaultMaxStateMB
+	if fs.MaxStateMB != nil {
+		if *fs.MaxStateMB < 1 || *fs.MaxStateMB > MaxMaxStateMB {
+			bad("max_state_mb", "%d is out of range (expected 1 to %d; a plugin's state_kb = 0 turns its state off)", *fs.MaxStateMB, MaxMaxStateMB)
+		} else {
+			s.MaxStateMB = *fs.MaxStateMB
 		}
 	}
 	parseDuration := func(key, text string, def time.Duration, allowZero bool) time.Duration {
@@ -831,6 +859,7 @@ func convertPlugin(path string, idx lineIndex, baseDir string, index int, fp fil
 		IdleTimeout:     DefaultIdleTimeout,
 		MaxOutputKB:     DefaultMaxOutputKB,
 		StackKB:         DefaultStackKB,
+		StateKB:         DefaultStateKB,
 		MaxItems:        DefaultMaxItems,
 		BreakerFailures: DefaultBreakerFailures,
 		BreakerCooldown: DefaultBreakerCooldown,
@@ -953,6 +982,7 @@ func convertPlugin(path string, idx lineIndex, baseDir string, index int, fp fil
 			atMostKey: "max_instances", atMost: fp.MaxInstances},
 		{key: "max_output_kb", from: fp.MaxOutputKB, to: &p.MaxOutputKB, min: 1, max: 1 << 20},
 		{key: "stack_kb", from: fp.StackKB, to: &p.StackKB, min: MinStackKB, max: MaxStackKB},
+		{key: "state_kb", from: fp.StateKB, to: &p.StateKB, min: 0, max: MaxStateKB, note: "; 0 turns the plugin's state off"},
 		{key: "max_items", from: fp.MaxItems, to: &p.MaxItems, min: 1, max: MaxMaxItems},
 		{key: "breaker_failures", from: fp.BreakerFails, to: &p.BreakerFailures, min: 0, max: 1000, note: "; 0 turns the breaker off"},
 	} {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/mcphost/mcphost/host/internal/clip"
 	"github.com/mcphost/mcphost/host/internal/egress"
+	"github.com/mcphost/mcphost/host/internal/pluginstate"
 )
 
 // Namespace is the Wasm import module of mcphost's host functions.
@@ -49,6 +50,11 @@ type Request struct {
 	// CloseSSEStream, when the transport offers it, closes the SSE stream
 	// of the request so the client reconnects later (SEP-1699).
 	CloseSSEStream func(mcp.CloseSSEStreamArgs)
+	// StateSession is the session whose scope of plugin state
+	// (state_get, state_set) the call reaches: Session on stdio and over
+	// stateful HTTP, nil (the plugin's one shared scope) for stateless
+	// requests and calls outside a request. The host sets it.
+	StateSession *mcp.ServerSession
 }
 
 type requestKey struct{}
@@ -85,13 +91,24 @@ const (
 	ClientBurst = 200
 )
 
+// State is where a plugin's state_get and state_set reach: the host's
+// store and the plugin's bound in it.
+type State struct {
+	// Store holds the state of every plugin of the host.
+	Store *pluginstate.Store
+	// KB is the plugin's state_kb: what one of its scopes may hold, keys
+	// and values counted; 0 turns its state off.
+	KB int
+}
+
 // Functions returns the host functions for the plugin named plugin; policy
-// is what its config grants of the network (nil: nothing).
-func Functions(plugin string, logger hclog.Logger, notifier Notifier, policy *egress.Policy) []extism.HostFunction {
+// is what its config grants of the network (nil: nothing); state is where
+// its state is kept (nil: it keeps none, state_set refuses).
+func Functions(plugin string, logger hclog.Logger, notifier Notifier, policy *egress.Policy, state *State) []extism.HostFunction {
 	if policy == nil {
 		policy = &egress.Policy{}
 	}
-	f := &functions{plugin: plugin, logger: logger, notifier: notifier, egress: policy,
+	f := &functions{plugin: plugin, logger: logger, notifier: notifier, egress: policy, state: state,
 		toClient: rate.NewLimiter(ClientRate, ClientBurst), dropLog: rate.NewLimiter(1, 1), logs: newLogBudget()}
 	fns := []extism.HostFunction{
 		f.withPayload("notify_logging_message", f.loggingMessage),
@@ -102,6 +119,8 @@ func Functions(plugin string, logger hclog.Logger, notifier Notifier, policy *eg
 		f.noPayload("notify_prompt_list_changed", f.listChanged("prompts")),
 		f.withPayload("close_sse_stream", f.closeSSEStream),
 		f.answering("http_request", f.httpRequest),
+		f.answering("state_get", f.stateGet),
+		f.answering("state_set", f.stateSet),
 		// hyper-mcp's blocking client requests and secrets, so that its
 		// plugins load unchanged (see compat.go).
 		f.asking("create_message", f.createMessage),
@@ -123,6 +142,7 @@ type functions struct {
 	logger   hclog.Logger
 	notifier Notifier
 	egress   *egress.Policy
+	state    *State        // nil: no state
 	toClient *rate.Limiter // messages toward clients
 	dropLog  *rate.Limiter // how often a drop is logged
 	logs     *logBudget    // host-log lines for the plugin's calls

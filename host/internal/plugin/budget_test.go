@@ -80,7 +80,7 @@ func loadInBudget(t *testing.T, budget *Budget, wasm []byte, name string, maxIns
 	p, err := Load(t.Context(), Options{
 		Name: name, Wasm: wasm, Budget: budget, MemoryMB: 64, MaxInstances: maxInstances, MaxOutputBytes: 1 << 20,
 		Timeout: time.Minute, IdleTimeout: time.Hour,
-		HostFunctions: hostfn.Functions(name, hclog.NewNullLogger(), dropNotifier{}, nil),
+		HostFunctions: hostfn.Functions(name, hclog.NewNullLogger(), dropNotifier{}, nil, nil),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -39,7 +39,7 @@ func TestHyperMCPPluginsGetOneInstance(t *testing.T) {
 				Name: "p", Wasm: wasm, Timeout: 10 * time.Second, MemoryMB: 64,
 				MaxInstances: tc.maxInstances, MaxOutputBytes: 1 << 20, CacheDir: testutil.CompilationCacheDir(t),
 				Logger:        hclog.NewNullLogger(),
-				HostFunctions: hostfn.Functions("p", hclog.NewNullLogger(), dropNotifier{}, nil),
+				HostFunctions: hostfn.Functions("p", hclog.NewNullLogger(), dropNotifier{}, nil, nil),
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -30,7 +30,7 @@ func TestWarmCallsMatchExtismsCall(t *testing.T) {
 		Name: "faulty", Wasm: wasm, Timeout: 500 * time.Millisecond, MemoryMB: 48,
 		MaxInstances: 1, MaxOutputBytes: 64 << 10, CacheDir: testutil.CompilationCacheDir(t),
 		Logger:        hclog.NewNullLogger(),
-		HostFunctions: hostfn.Functions("faulty", hclog.NewNullLogger(), dropNotifier{}, nil),
+		HostFunctions: hostfn.Functions("faulty", hclog.NewNullLogger(), dropNotifier{}, nil, nil),
 	})
 	if err != nil {
 		t.Fatal(err)

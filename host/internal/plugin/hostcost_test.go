@@ -119,7 +119,7 @@ func TestHostFunctionsEndAtTheDeadline(t *testing.T) {
 				Name: "costly", Wasm: testutil.WAT(t, plugin.Text()), Timeout: timeout, MemoryMB: 512,
 				MaxInstances: 1, MaxOutputBytes: maxOutput, CacheDir: testutil.CompilationCacheDir(t),
 				Config: map[string]string{"greeting": "hello"}, Logger: hclog.NewNullLogger(),
-				HostFunctions: hostfn.Functions("costly", hclog.NewNullLogger(), dropNotifier{}, &egress.Policy{}),
+				HostFunctions: hostfn.Functions("costly", hclog.NewNullLogger(), dropNotifier{}, &egress.Policy{}, nil),
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -244,7 +244,7 @@ func TestEnvFunctionsReadOnlyWhatTheyNeed(t *testing.T) {
 		Name: "env", Wasm: testutil.WAT(t, envPlugin.Text()), Timeout: 20 * time.Second, MemoryMB: 512,
 		MaxInstances: 1, MaxOutputBytes: 1 << 20, CacheDir: testutil.CompilationCacheDir(t),
 		Config: map[string]string{"greeting": "hello"}, Logger: logger,
-		HostFunctions: hostfn.Functions("env", hclog.NewNullLogger(), dropNotifier{}, nil),
+		HostFunctions: hostfn.Functions("env", hclog.NewNullLogger(), dropNotifier{}, nil, nil),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -44,7 +44,7 @@ func TestRunawayCallIsStoppedEitherWay(t *testing.T) {
 				Name: "faulty", Wasm: wasm, Timeout: 300 * time.Millisecond, MemoryMB: 48,
 				MaxInstances: 1, MaxOutputBytes: 1 << 20, CacheDir: testutil.CompilationCacheDir(t),
 				Logger:        hclog.New(&hclog.LoggerOptions{Output: &log}),
-				HostFunctions: hostfn.Functions("faulty", hclog.NewNullLogger(), dropNotifier{}, nil),
+				HostFunctions: hostfn.Functions("faulty", hclog.NewNullLogger(), dropNotifier{}, nil, nil),
 				instrument:    tc.instrument,
 				WazeroChecks:  tc.fallback,
 			})
@@ -94,7 +94,7 @@ func TestUninstrumentableModuleIsRefused(t *testing.T) {
 	}
 	_, err = Load(t.Context(), Options{
 		Name: "faulty", Wasm: wasm, Timeout: time.Second, MemoryMB: 48, MaxOutputBytes: 1 << 20,
-		HostFunctions: hostfn.Functions("faulty", hclog.NewNullLogger(), dropNotifier{}, nil),
+		HostFunctions: hostfn.Functions("faulty", hclog.NewNullLogger(), dropNotifier{}, nil, nil),
 		instrument:    refuse,
 	})
 	if err == nil || !strings.Contains(err.Error(), "0xfd 0x8c") || !strings.Contains(err.Error(), `interrupt_checks = "wazero"`) {
@@ -181,7 +181,7 @@ func TestNameSectionBombIsHarmless(t *testing.T) {
 			p, err := Load(t.Context(), Options{Name: "bomb", Wasm: wasm, Timeout: time.Second, MemoryMB: 48,
 				MaxInstances: 1, MaxOutputBytes: 1 << 20, instrument: instrument, WazeroChecks: true,
 				CacheDir:      testutil.CompilationCacheDir(t), // decoding, where the bomb is, happens on a cache hit too
-				HostFunctions: hostfn.Functions("bomb", hclog.NewNullLogger(), dropNotifier{}, nil)})
+				HostFunctions: hostfn.Functions("bomb", hclog.NewNullLogger(), dropNotifier{}, nil, nil)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -21,7 +21,7 @@ func TestKernelFunctionsAreKeptPerInstance(t *testing.T) {
 	p, err := Load(t.Context(), Options{
 		Name: "hello", Wasm: helloWasm(t), Timeout: 10 * time.Second, MemoryMB: 64, MaxInstances: 1,
 		MaxOutputBytes: 1 << 20, CacheDir: testutil.CompilationCacheDir(t), Logger: hclog.NewNullLogger(),
-		HostFunctions: hostfn.Functions("hello", hclog.NewNullLogger(), dropNotifier{}, nil),
+		HostFunctions: hostfn.Functions("hello", hclog.NewNullLogger(), dropNotifier{}, nil, nil),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -27,7 +27,7 @@ func loadIdleHello(t *testing.T, timeout time.Duration, gate <-chan struct{}, st
 	p, err := Load(t.Context(), Options{
 		Name: "hello", Wasm: wasm, Timeout: timeout, MemoryMB: 64, MaxInstances: 1,
 		MaxOutputBytes: 1 << 20, CacheDir: testutil.CompilationCacheDir(t),
-		HostFunctions: hostfn.Functions("hello", hclog.NewNullLogger(), dropNotifier{}, nil),
+		HostFunctions: hostfn.Functions("hello", hclog.NewNullLogger(), dropNotifier{}, nil, nil),
 		IdleTimeout:   time.Hour,
 	})
 	if err != nil {
@@ -142,7 +142,7 @@ func TestIdleTimeoutReleasesAndNextCallReactivates(t *testing.T) {
 	p, err := Load(t.Context(), Options{
 		Name: "hello", Wasm: wasm, Timeout: time.Minute, MemoryMB: 64, MaxInstances: 2,
 		MaxOutputBytes: 1 << 20, CacheDir: testutil.CompilationCacheDir(t),
-		HostFunctions: hostfn.Functions("hello", hclog.NewNullLogger(), dropNotifier{}, nil),
+		HostFunctions: hostfn.Functions("hello", hclog.NewNullLogger(), dropNotifier{}, nil, nil),
 		IdleTimeout:   time.Millisecond,
 	})
 	if err != nil {
@@ -177,7 +177,7 @@ func TestMinInstancesKeepsThePluginWarm(t *testing.T) {
 	p, err := Load(t.Context(), Options{
 		Name: "hello", Wasm: wasm, Timeout: time.Minute, MemoryMB: 64, MaxInstances: 2,
 		MaxOutputBytes: 1 << 20, CacheDir: testutil.CompilationCacheDir(t),
-		HostFunctions: hostfn.Functions("hello", hclog.NewNullLogger(), dropNotifier{}, nil),
+		HostFunctions: hostfn.Functions("hello", hclog.NewNullLogger(), dropNotifier{}, nil, nil),
 		IdleTimeout:   time.Millisecond, MinInstances: 1,
 	})
 	if err != nil {

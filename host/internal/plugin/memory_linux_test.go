@@ -92,7 +92,7 @@ func TestDiscardedInstanceIsUnmappedAtOnce(t *testing.T) {
 			p, err := Load(t.Context(), Options{
 				Name: "faulty", Wasm: wasm, Timeout: 500 * time.Millisecond, MemoryMB: memoryMB,
 				MaxInstances: 1, MaxOutputBytes: 1 << 20, CacheDir: testutil.CompilationCacheDir(t),
-				HostFunctions: hostfn.Functions("faulty", hclog.NewNullLogger(), dropNotifier{}, nil),
+				HostFunctions: hostfn.Functions("faulty", hclog.NewNullLogger(), dropNotifier{}, nil, nil),
 				instrument:    mode.instrument,
 				WazeroChecks:  true,
 			})
@@ -148,7 +148,7 @@ func TestClosingThePluginDuringACallKeepsItsMemory(t *testing.T) {
 	p, err := Load(t.Context(), Options{
 		Name: "faulty", Wasm: wasm, Timeout: time.Second, MemoryMB: 32,
 		MaxInstances: 1, MaxOutputBytes: 1 << 20, CacheDir: testutil.CompilationCacheDir(t),
-		HostFunctions: hostfn.Functions("faulty", hclog.NewNullLogger(), dropNotifier{}, nil),
+		HostFunctions: hostfn.Functions("faulty", hclog.NewNullLogger(), dropNotifier{}, nil, nil),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -59,7 +59,7 @@ func loadPlugin(b *testing.B, name, path string, instances int) *plugin.Plugin {
 		MaxInstances:   instances,
 		MaxOutputBytes: 4 << 20,
 		CacheDir:       benchCacheDir(b),
-		HostFunctions:  hostfn.Functions(name, hclog.NewNullLogger(), nopNotifier{}, nil),
+		HostFunctions:  hostfn.Functions(name, hclog.NewNullLogger(), nopNotifier{}, nil, nil),
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -253,7 +253,7 @@ func BenchmarkExtismFloor(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	funcs := hostfn.Functions("everything", hclog.NewNullLogger(), nopNotifier{}, nil)
+	funcs := hostfn.Functions("everything", hclog.NewNullLogger(), nopNotifier{}, nil, nil)
 	for _, mode := range []interruptMode{instrumented, wazeroChecks, unstoppable} {
 		inst := extismInstance(b, wasm, mode, funcs)
 		for _, tc := range []struct {

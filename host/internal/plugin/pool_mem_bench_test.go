@@ -42,7 +42,7 @@ func BenchmarkIdleInstanceMemory(b *testing.B) {
 		p, err := Load(ctx, Options{
 			Name: "everything", Wasm: wasm, Timeout: 30 * time.Second, MemoryMB: 128,
 			MaxInstances: instances, MaxOutputBytes: 4 << 20, CacheDir: cacheDir,
-			HostFunctions: hostfn.Functions("everything", hclog.NewNullLogger(), nopNotifier{}, nil),
+			HostFunctions: hostfn.Functions("everything", hclog.NewNullLogger(), nopNotifier{}, nil, nil),
 		})
 		if err != nil {
 			b.Fatal(err)

@@ -32,7 +32,7 @@ func BenchmarkActivation(b *testing.B) {
 				p, err := Load(b.Context(), Options{
 					Name: name, Wasm: wasm, Timeout: time.Minute, MemoryMB: 64, MaxInstances: 1,
 					MaxOutputBytes: 1 << 20, CacheDir: testutil.CompilationCacheDir(b), Code: codes,
-					HostFunctions: hostfn.Functions(name, hclog.NewNullLogger(), dropNotifier{}, nil),
+					HostFunctions: hostfn.Functions(name, hclog.NewNullLogger(), dropNotifier{}, nil, nil),
 					IdleTimeout:   time.Hour,
 				})
 				if err != nil {

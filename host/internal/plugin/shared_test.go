@@ -31,7 +31,7 @@ func loadForSharing(t *testing.T, opts Options) *Plugin {
 	t.Helper()
 	opts.MemoryMB, opts.MaxInstances, opts.MaxOutputBytes = 64, 1, 1<<20
 	opts.CacheDir = testutil.CompilationCacheDir(t)
-	opts.HostFunctions = hostfn.Functions(opts.Name, hclog.NewNullLogger(), dropNotifier{}, nil)
+	opts.HostFunctions = hostfn.Functions(opts.Name, hclog.NewNullLogger(), dropNotifier{}, nil, nil)
 	opts.IdleTimeout = time.Hour
 	p, err := Load(t.Context(), opts)
 	if err != nil {
