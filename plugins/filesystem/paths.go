@@ -293,6 +293,12 @@ func validatePath(ctx *sdk.Context, requested string) (string, error) {
 		}
 		return real, nil
 	}
+	if isErrno(err, syscall.EIO) && !isWritable(absolute) {
+		// A read-only grant shows the plugin no links (WASI's adapter of a
+		// read-only file system follows them): the host refused one that
+		// leads outside.
+		return "", fmt.Errorf("Access denied - symlink target outside allowed directories: %s leads outside them (the host refused to follow a symbolic link) not in %s", absolute, strings.Join(allowed, ", "))
+	}
 	if !isErrno(err, syscall.ENOENT) {
 		return "", nodeError("realpath", absolute, err)
 	}
