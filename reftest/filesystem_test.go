@@ -354,6 +354,15 @@ func TestFilesystemGrants(t *testing.T) {
 	if got := call(t, narrow, "read_text_file", map[string]any{"path": in("a.txt")}); !got.IsError || !strings.HasPrefix(got.Content[0], "Access denied - path outside allowed directories: ") {
 		t.Errorf("read outside the narrowed directory: %s", got)
 	}
+	// Two writable grants: a move between them is refused, naming why.
+	two := startMcphost(t, fsConfig(t, fmt.Sprintf("%s = %s, %s = %s", tomlString("rw:"+f.root), tomlString(f.root), tomlString("rw:"+f.outside), tomlString(f.outside)), ""), nil)
+	dst := filepath.Join(f.outside, "moved.txt")
+	if got := call(t, two, "move_file", map[string]any{"source": in("a.txt"), "destination": dst}); !got.IsError || got.Content[0] != "EXDEV: cross-device link not permitted, rename '"+in("a.txt")+"' -> '"+dst+"'" {
+		t.Errorf("move between two grants: %s", got)
+	}
+	if got := call(t, two, "list_allowed_directories", map[string]any{}); got.IsError || !strings.Contains(got.Content[0], f.outside) || !strings.Contains(got.Content[0], f.root) {
+		t.Errorf("two grants listed: %s", got)
+	}
 	// Outside every grant.
 	for _, p := range []string{filepath.Join(f.outside, "secret.txt"), in("../outside/secret.txt"), "/etc/passwd", in("escape/link_out")} {
 		got := call(t, ro, "read_text_file", map[string]any{"path": p})

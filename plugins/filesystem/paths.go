@@ -452,6 +452,17 @@ func isAncestorOfAny(p string, dirs []string) bool {
 	return false
 }
 
+// grantOf is the granted directory (WASI preopen) holding p, or "".
+func grantOf(p string) string {
+	grant := ""
+	for _, d := range preopens() {
+		if isPathWithinAllowedDirectories(p, []string{d}) && len(d) > len(grant) {
+			grant = d
+		}
+	}
+	return grant
+}
+
 var (
 	writableMu sync.Mutex
 	writableOf = map[string]bool{}
@@ -462,12 +473,7 @@ var (
 // ENOSYS), a writable one finds its own directory existing (EEXIST): asking
 // to create the grant's directory tells them apart without changing it.
 func isWritable(p string) bool {
-	grant := ""
-	for _, d := range preopens() {
-		if isPathWithinAllowedDirectories(p, []string{d}) && len(d) > len(grant) {
-			grant = d
-		}
-	}
+	grant := grantOf(p)
 	if grant == "" {
 		return false
 	}

@@ -757,6 +757,9 @@ func moveFileTool(ctx *sdk.Context, args json.RawMessage) (*abi.CallToolResult, 
 	if !isWritable(src) || !isWritable(dst) {
 		return nil, nodeError2("rename", src, dst, syscall.EROFS)
 	}
+	if grantOf(src) != grantOf(dst) { // two mounts: WASI cannot rename across them
+		return nil, nodeError2("rename", src, dst, syscall.EXDEV)
+	}
 	if err := os.Rename(src, dst); err != nil {
 		return nil, nodeError2("rename", src, dst, err)
 	}
