@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode"
@@ -35,32 +33,27 @@ func parseGraph(data []byte) (Graph, error) {
 
 // parseLine adds the entity or relation of one line to g.
 func parseLine(g *Graph, line []byte) error {
-	if !json.Valid(line) {
-		var v any
-		err := json.Unmarshal(line, &v)
-		return fmt.Errorf("not valid JSON: %v", err)
-	}
-	if trimmed := bytes.TrimLeft(line, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
-		return nil // JSON but no object: it has no "type", the reference skips it
-	}
-	var fields map[string]json.RawMessage // exact keys, the last of duplicates, as JSON.parse
-	if err := json.Unmarshal(line, &fields); err != nil {
+	v, err := parseJSON(line)
+	if err != nil {
 		return err
 	}
-	var typ string
-	if json.Unmarshal(fields["type"], &typ) != nil {
+	if v.kind != jsonObject {
+		return nil // no "type": the reference skips it
+	}
+	typ, ok := v.member("type")
+	if !ok || typ.kind != jsonString {
 		return nil
 	}
-	switch typ {
+	switch typ.str {
 	case "entity":
 		var e Entity
-		if err := stringField(fields, "name", &e.Name); err != nil {
+		if err := stringField(&v, "name", &e.Name); err != nil {
 			return err
 		}
-		if err := stringField(fields, "entityType", &e.EntityType); err != nil {
+		if err := stringField(&v, "entityType", &e.EntityType); err != nil {
 			return err
 		}
-		if err := stringsField(fields, "observations", &e.Observations); err != nil {
+		if err := stringsField(&v, "observations", &e.Observations); err != nil {
 			return err
 		}
 		g.Entities = append(g.Entities, e)
@@ -70,7 +63,7 @@ func parseLine(g *Graph, line []byte) error {
 			key string
 			dst *string
 		}{{"from", &r.From}, {"to", &r.To}, {"relationType", &r.RelationType}} {
-			if err := stringField(fields, f.key, f.dst); err != nil {
+			if err := stringField(&v, f.key, f.dst); err != nil {
 				return err
 			}
 		}
@@ -79,28 +72,28 @@ func parseLine(g *Graph, line []byte) error {
 	return nil
 }
 
-// stringField decodes the string fields[key] into dst.
-func stringField(fields map[string]json.RawMessage, key string, dst *string) error {
-	raw, ok := fields[key]
-	if !ok || json.Unmarshal(raw, dst) != nil || bytes.Equal(raw, []byte("null")) {
-		return fmt.Errorf("%q is not a string", key)
+// stringField sets dst to the string member key of obj.
+func stringField(obj *jsonValue, key string, dst *string) error {
+	m, ok := obj.member(key)
+	if !ok || m.kind != jsonString {
+		return fmt.Errorf("%q %w", key, errNotString)
 	}
+	*dst = m.str
 	return nil
 }
 
-// stringsField decodes the list of strings fields[key] into dst.
-func stringsField(fields map[string]json.RawMessage, key string, dst *[]string) error {
-	raw, ok := fields[key]
-	var list []*string
-	if !ok || json.Unmarshal(raw, &list) != nil || list == nil {
-		return fmt.Errorf("%q is not a list of strings", key)
+// stringsField sets dst to the list of strings member key of obj.
+func stringsField(obj *jsonValue, key string, dst *[]string) error {
+	m, ok := obj.member(key)
+	if !ok || m.kind != jsonArray {
+		return fmt.Errorf("%q %w", key, errNotStrings)
 	}
-	out := make([]string, len(list))
-	for i, s := range list {
-		if s == nil {
-			return fmt.Errorf("%q is not a list of strings", key)
+	out := make([]string, len(m.items))
+	for i, item := range m.items {
+		if item.kind != jsonString {
+			return fmt.Errorf("%q %w", key, errNotStrings)
 		}
-		out[i] = *s
+		out[i] = item.str
 	}
 	*dst = out
 	return nil
@@ -259,12 +252,57 @@ func appendJSString(b []byte, s string) []byte {
 }
 
 // pretty is JSON.stringify(value, null, 2) of the value whose compact
-// JSON.stringify form is compact: json.Indent copies strings as they are
-// and writes empty arrays as [], as JavaScript does.
+// JSON.stringify form is compact (as this file's append functions write
+// it: no white space outside strings): members and elements one per line,
+// indented by two spaces a level, empty arrays and objects as [] and {}.
 func pretty(compact []byte) string {
-	var out bytes.Buffer
-	if err := json.Indent(&out, compact, "", "  "); err != nil {
-		panic(fmt.Sprintf("memory: indenting its own JSON: %v", err)) // a bug, reported as -32603
+	out := make([]byte, 0, len(compact)*2)
+	depth := 0
+	newline := func() {
+		out = append(out, '\n')
+		for range depth {
+			out = append(out, ' ', ' ')
+		}
 	}
-	return out.String()
+	inString := false
+	for i := 0; i < len(compact); i++ {
+		c := compact[i]
+		if inString {
+			out = append(out, c)
+			switch c {
+			case '\\':
+				i++
+				out = append(out, compact[i])
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+			out = append(out, c)
+		case '[', '{':
+			out = append(out, c)
+			if i+1 < len(compact) && (compact[i+1] == ']' || compact[i+1] == '}') {
+				out = append(out, compact[i+1])
+				i++
+				continue
+			}
+			depth++
+			newline()
+		case ']', '}':
+			depth--
+			newline()
+			out = append(out, c)
+		case ',':
+			out = append(out, c)
+			newline()
+		case ':':
+			out = append(out, ':', ' ')
+		default:
+			out = append(out, c)
+		}
+	}
+	return string(out)
 }
