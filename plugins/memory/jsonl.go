@@ -18,84 +18,81 @@ import (
 // "type" is neither "entity" nor "relation" are ignored. Unlike the
 // reference, an entity or relation whose fields are not strings (or a list
 // of strings) is refused with the line's number rather than carried along.
-func parseGraph(data []byte) (Graph, error) {
+func parseGraph(file []byte) (Graph, error) {
 	g := Graph{Entities: []Entity{}, Relations: []Relation{}}
-	for n, line := range strings.Split(string(data), "\n") {
-		if strings.TrimFunc(line, jsSpace) == "" {
+	data := string(file) // one copy; the graph's strings are parts of it
+	for n := 1; len(data) > 0; n++ {
+		line := data
+		if i := strings.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = ""
+		}
+		if blank(line) {
 			continue
 		}
-		if err := parseLine(&g, []byte(line)); err != nil {
-			return Graph{}, fmt.Errorf("line %d: %w", n+1, err)
+		if err := parseLine(&g, line); err != nil {
+			return Graph{}, fmt.Errorf("line %d: %w", n, err)
 		}
 	}
 	return g, nil
 }
 
+// blank reports whether line holds only what String.prototype.trim
+// removes.
+func blank(line string) bool {
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		if c >= 0x80 {
+			return strings.TrimFunc(line, jsSpace) == ""
+		}
+		if c != ' ' && (c < '\t' || c > '\r') {
+			return false
+		}
+	}
+	return true
+}
+
 // parseLine adds the entity or relation of one line to g.
-func parseLine(g *Graph, line []byte) error {
-	v, err := parseJSON(line)
+func parseLine(g *Graph, line string) error {
+	r, err := parseRecord(line)
 	if err != nil {
 		return err
 	}
-	if v.kind != jsonObject {
+	if !r.isObject || r.typ.kind != jsonString {
 		return nil // no "type": the reference skips it
 	}
-	typ, ok := v.member("type")
-	if !ok || typ.kind != jsonString {
-		return nil
-	}
-	switch typ.str {
+	switch r.typ.str {
 	case "entity":
-		var e Entity
-		if err := stringField(&v, "name", &e.Name); err != nil {
+		if err := needString("name", r.name); err != nil {
 			return err
 		}
-		if err := stringField(&v, "entityType", &e.EntityType); err != nil {
+		if err := needString("entityType", r.entityType); err != nil {
 			return err
 		}
-		if err := stringsField(&v, "observations", &e.Observations); err != nil {
-			return err
+		if !r.hasObservations || r.observationsKind != jsonArray {
+			return fmt.Errorf("%q %w", "observations", errNotStrings)
 		}
-		g.Entities = append(g.Entities, e)
+		g.Entities = append(g.Entities, Entity{Name: r.name.str, EntityType: r.entityType.str, Observations: r.observations})
 	case "relation":
-		var r Relation
-		for _, f := range []struct {
+		for _, f := range [...]struct {
 			key string
-			dst *string
-		}{{"from", &r.From}, {"to", &r.To}, {"relationType", &r.RelationType}} {
-			if err := stringField(&v, f.key, f.dst); err != nil {
+			v   fieldValue
+		}{{"from", r.from}, {"to", r.to}, {"relationType", r.relationType}} {
+			if err := needString(f.key, f.v); err != nil {
 				return err
 			}
 		}
-		g.Relations = append(g.Relations, r)
+		g.Relations = append(g.Relations, Relation{From: r.from.str, To: r.to.str, RelationType: r.relationType.str})
 	}
 	return nil
 }
 
-// stringField sets dst to the string member key of obj.
-func stringField(obj *jsonValue, key string, dst *string) error {
-	m, ok := obj.member(key)
-	if !ok || m.kind != jsonString {
+// needString fails unless the member key is a string.
+func needString(key string, f fieldValue) error {
+	if !f.present || f.kind != jsonString {
 		return fmt.Errorf("%q %w", key, errNotString)
 	}
-	*dst = m.str
-	return nil
-}
-
-// stringsField sets dst to the list of strings member key of obj.
-func stringsField(obj *jsonValue, key string, dst *[]string) error {
-	m, ok := obj.member(key)
-	if !ok || m.kind != jsonArray {
-		return fmt.Errorf("%q %w", key, errNotStrings)
-	}
-	out := make([]string, len(m.items))
-	for i, item := range m.items {
-		if item.kind != jsonString {
-			return fmt.Errorf("%q %w", key, errNotStrings)
-		}
-		out[i] = item.str
-	}
-	*dst = out
 	return nil
 }
 

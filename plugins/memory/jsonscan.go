@@ -34,21 +34,10 @@ type jsonValue struct {
 	items []jsonValue // an array's elements or an object's member values
 }
 
-// member is the value of the last member named key of an object (the one
-// JSON.parse keeps), and whether there is one.
-func (v *jsonValue) member(key string) (*jsonValue, bool) {
-	for i := len(v.keys) - 1; i >= 0; i-- {
-		if v.keys[i] == key {
-			return &v.items[i], true
-		}
-	}
-	return nil, false
-}
-
 // parseJSON decodes b, which must be one JSON value with only white space
 // around it.
 func parseJSON(b []byte) (jsonValue, error) {
-	p := jsonParser{b: b}
+	p := jsonParser{b: string(b)}
 	p.space()
 	v, err := p.value(0)
 	if err != nil {
@@ -64,8 +53,10 @@ func parseJSON(b []byte) (jsonValue, error) {
 // maxDepth bounds nesting, so that a hostile line cannot exhaust the stack.
 const maxDepth = 512
 
+// jsonParser reads b from offset i. It works on a string so that a
+// string value without escapes is a substring of b, not a copy.
 type jsonParser struct {
-	b []byte
+	b string
 	i int
 }
 
@@ -178,7 +169,7 @@ func (p *jsonParser) value(depth int) (jsonValue, error) {
 
 // literal consumes word if it comes next.
 func (p *jsonParser) literal(word string) bool {
-	if len(p.b)-p.i >= len(word) && string(p.b[p.i:p.i+len(word)]) == word {
+	if len(p.b)-p.i >= len(word) && p.b[p.i:p.i+len(word)] == word {
 		p.i += len(word)
 		return true
 	}
@@ -225,27 +216,20 @@ func (p *jsonParser) number() error {
 // surrogates become U+FFFD, as encoding/json makes them.
 func (p *jsonParser) string() (string, error) {
 	p.i++ // the opening quote
-	start := p.i
 	// The common case: no escapes, valid UTF-8.
-	for p.i < len(p.b) {
-		c := p.b[p.i]
+	b := p.b[p.i:]
+	for j := 0; j < len(b); j++ {
+		c := b[j]
 		if c == '"' {
-			s := p.b[start:p.i]
-			p.i++
-			if utf8.Valid(s) {
-				return string(s), nil
+			if s := b[:j]; utf8.ValidString(s) {
+				p.i += j + 1
+				return s, nil
 			}
-			p.i = start
 			break
 		}
 		if c == '\\' || c < 0x20 {
-			p.i = start
 			break
 		}
-		p.i++
-	}
-	if p.i != start {
-		return "", p.errorf("unterminated string")
 	}
 	var out []byte
 	for {
@@ -303,7 +287,7 @@ func (p *jsonParser) string() (string, error) {
 				return "", p.errorf("invalid escape \\%c", e)
 			}
 		default:
-			r, size := utf8.DecodeRune(p.b[p.i:])
+			r, size := utf8.DecodeRuneInString(p.b[p.i:])
 			out = utf8.AppendRune(out, r) // RuneError for an invalid byte
 			p.i += size
 		}
@@ -315,12 +299,174 @@ func (p *jsonParser) hex4() (rune, error) {
 	if len(p.b)-p.i < 4 {
 		return 0, p.errorf("invalid \\u escape")
 	}
-	n, err := strconv.ParseUint(string(p.b[p.i:p.i+4]), 16, 32)
+	n, err := strconv.ParseUint(p.b[p.i:p.i+4], 16, 32)
 	if err != nil {
 		return 0, p.errorf("invalid \\u escape")
 	}
 	p.i += 4
 	return rune(n), nil
+}
+
+// record is what one line of the memory file holds: the members a line of
+// either type may have, each the last of its name, as JSON.parse keeps.
+type record struct {
+	typ, name, entityType, from, to, relationType fieldValue
+	observations                                  []string
+	observationsKind                              jsonKind
+	hasObservations                               bool
+	isObject                                      bool
+}
+
+// fieldValue is a member that should be a string.
+type fieldValue struct {
+	present bool
+	kind    jsonKind
+	str     string
+}
+
+// parseRecord reads one line. It decodes only the members a record uses
+// and checks the rest without keeping them: lines are many, and every
+// allocation counts in Wasm.
+func parseRecord(b string) (record, error) {
+	var r record
+	p := jsonParser{b: b}
+	p.space()
+	if p.i >= len(p.b) || p.b[p.i] != '{' {
+		if _, err := p.value(0); err != nil {
+			return r, err
+		}
+		p.space()
+		if p.i < len(p.b) {
+			return r, p.errorf("unexpected %q after the value", p.b[p.i])
+		}
+		return r, nil
+	}
+	r.isObject = true
+	p.i++
+	p.space()
+	if p.i < len(p.b) && p.b[p.i] == '}' {
+		p.i++
+	} else {
+		for {
+			p.space()
+			if p.i >= len(p.b) || p.b[p.i] != '"' {
+				return r, p.errorf("expected a member name")
+			}
+			key, err := p.string()
+			if err != nil {
+				return r, err
+			}
+			p.space()
+			if p.i >= len(p.b) || p.b[p.i] != ':' {
+				return r, p.errorf("expected ':' after a member name")
+			}
+			p.i++
+			p.space()
+			var f *fieldValue
+			switch key {
+			case "type":
+				f = &r.typ
+			case "name":
+				f = &r.name
+			case "entityType":
+				f = &r.entityType
+			case "from":
+				f = &r.from
+			case "to":
+				f = &r.to
+			case "relationType":
+				f = &r.relationType
+			}
+			switch {
+			case f != nil && p.i < len(p.b) && p.b[p.i] == '"':
+				s, err := p.string()
+				if err != nil {
+					return r, err
+				}
+				*f = fieldValue{present: true, kind: jsonString, str: s}
+			case key == "observations":
+				list, kind, err := p.stringList()
+				if err != nil {
+					return r, err
+				}
+				r.hasObservations, r.observationsKind, r.observations = true, kind, list
+			default:
+				v, err := p.value(1)
+				if err != nil {
+					return r, err
+				}
+				if f != nil {
+					*f = fieldValue{present: true, kind: v.kind}
+				}
+			}
+			p.space()
+			if p.i >= len(p.b) {
+				return r, p.errorf("unexpected end in an object")
+			}
+			if p.b[p.i] == '}' {
+				p.i++
+				break
+			}
+			if p.b[p.i] != ',' {
+				return r, p.errorf("unexpected %q in an object", p.b[p.i])
+			}
+			p.i++
+		}
+	}
+	p.space()
+	if p.i < len(p.b) {
+		return r, p.errorf("unexpected %q after the value", p.b[p.i])
+	}
+	return r, nil
+}
+
+// stringList reads a value that should be a list of strings: kind is
+// jsonArray if it is one, else the value's kind (jsonOther for an array
+// holding something else) and no list.
+func (p *jsonParser) stringList() ([]string, jsonKind, error) {
+	if p.i >= len(p.b) || p.b[p.i] != '[' {
+		v, err := p.value(1)
+		return nil, v.kind, err
+	}
+	p.i++
+	list := []string{}
+	kind := jsonArray
+	p.space()
+	if p.i < len(p.b) && p.b[p.i] == ']' {
+		p.i++
+		return list, kind, nil
+	}
+	for {
+		p.space()
+		if p.i < len(p.b) && p.b[p.i] == '"' {
+			s, err := p.string()
+			if err != nil {
+				return nil, 0, err
+			}
+			list = append(list, s)
+		} else {
+			if _, err := p.value(2); err != nil {
+				return nil, 0, err
+			}
+			kind = jsonOther
+		}
+		p.space()
+		if p.i >= len(p.b) {
+			return nil, 0, p.errorf("unexpected end in an array")
+		}
+		if p.b[p.i] == ']' {
+			p.i++
+			break
+		}
+		if p.b[p.i] != ',' {
+			return nil, 0, p.errorf("unexpected %q in an array", p.b[p.i])
+		}
+		p.i++
+	}
+	if kind != jsonArray {
+		return nil, kind, nil
+	}
+	return list, kind, nil
 }
 
 // errNotString and errNotStrings report a field of the wrong type.

@@ -236,9 +236,10 @@ func (s *store) removeStaleTemps() {
 }
 
 // save replaces the memory file with data: written to a temporary file in
-// the same directory, flushed, then renamed over the file (one atomic
-// step: a writer killed at any point leaves the old file or the new one,
-// never a torn one). The lock is checked to be still held just before.
+// the same directory, then renamed over the file (one atomic step: a
+// writer killed at any point leaves the old file or the new one, never a
+// torn one). The lock is checked to be still held just before. Like the
+// reference, it does not fsync (README.md, "Writes").
 func (s *store) save(l *lock, data []byte) error {
 	tmp := fmt.Sprintf("%s.%s.tmp", s.file, randomHex())
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
@@ -246,9 +247,6 @@ func (s *store) save(l *lock, data []byte) error {
 		return s.writeError(err)
 	}
 	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -256,6 +254,7 @@ func (s *store) save(l *lock, data []byte) error {
 		err = l.check()
 	}
 	if err == nil {
+		l.checked = true
 		err = os.Rename(tmp, s.file)
 	}
 	if err != nil {
@@ -273,8 +272,9 @@ var errLockLost = errors.New("the lock was taken over by another writer")
 
 // lock is a held <file>.lock.
 type lock struct {
-	file  string
-	token []byte
+	file    string
+	token   []byte
+	checked bool // check found it held just before the rename
 }
 
 // lock takes the memory file's lock, waiting up to lockWait, and breaking
@@ -344,9 +344,10 @@ func (l *lock) check() error {
 	return nil
 }
 
-// unlock removes the lock file if it is still l's.
+// unlock removes the lock file if it is still l's: as check found it just
+// before the rename, or as it finds it now.
 func (l *lock) unlock() {
-	if l.check() == nil {
+	if l.checked || l.check() == nil {
 		_ = os.Remove(l.file)
 	}
 }
