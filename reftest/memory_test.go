@@ -127,6 +127,11 @@ func TestMemoryCalls(t *testing.T) {
 		p.compare(t, fmt.Sprintf("call %d", i), c)
 		p.sameFiles(t, fmt.Sprintf("after call %d (%s)", i, c))
 	}
+	for _, f := range []string{p.oursFile, p.theirsFile} {
+		if fi, err := os.Stat(f); err == nil {
+			t.Logf("%s: mode %v", filepath.Base(f), fi.Mode())
+		}
+	}
 	// The graph as a resource.
 	ot, om := readResource(t, p.ours, "memory://knowledge-graph")
 	tt, tm := readResource(t, p.theirs, "memory://knowledge-graph")
@@ -447,8 +452,12 @@ func TestMemoryGrants(t *testing.T) {
 func TestMemorySubscription(t *testing.T) {
 	dir := t.TempDir()
 	for name, start := range map[string]func(*mcp.ClientOptions) *mcp.ClientSession{
-		"ours":   func(o *mcp.ClientOptions) *mcp.ClientSession { return startMemory(t, dir, filepath.Join(dir, "m.jsonl"), o) },
-		"theirs": func(o *mcp.ClientOptions) *mcp.ClientSession { return startMemoryReference(t, filepath.Join(dir, "r.jsonl"), o) },
+		"ours": func(o *mcp.ClientOptions) *mcp.ClientSession {
+			return startMemory(t, dir, filepath.Join(dir, "m.jsonl"), o)
+		},
+		"theirs": func(o *mcp.ClientOptions) *mcp.ClientSession {
+			return startMemoryReference(t, filepath.Join(dir, "r.jsonl"), o)
+		},
 	} {
 		updated := make(chan string, 10)
 		cs := start(&mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
