@@ -68,14 +68,15 @@ func newMemoryPair(t testing.TB) *memoryPair {
 	return p
 }
 
-// memoryCall is one tools/call of a comparison. A schemaError call breaks
-// the input schema: both sides answer with isError, each in its own words
-// (the reference prints zod's message, mcphost the JSON Schema
-// validator's: README.md, differences).
+// memoryCall is one tools/call of a comparison. For an errorOnly call
+// both sides must answer with isError, each in its own words (README.md,
+// differences): arguments that break the input schema (zod's message
+// against the host's JSON Schema validator's), a memory file that is not
+// JSON (V8's JSON.parse message against ours).
 type memoryCall struct {
-	tool        string
-	args        any
-	schemaError bool
+	tool      string
+	args      any
+	errorOnly bool
 }
 
 func (c memoryCall) String() string { return c.tool + " " + jsonText(c.args) }
@@ -85,9 +86,9 @@ func (c memoryCall) String() string { return c.tool + " " + jsonText(c.args) }
 func (p *memoryPair) compare(t testing.TB, label string, c memoryCall) Outcome {
 	t.Helper()
 	ours, theirs := call(t, p.ours, c.tool, c.args), call(t, p.theirs, c.tool, c.args)
-	if c.schemaError {
+	if c.errorOnly {
 		if !ours.IsError || !theirs.IsError {
-			t.Errorf("%s: %s: both should refuse the arguments with isError\nours:   %s\ntheirs: %s", label, c, ours, theirs)
+			t.Errorf("%s: %s: both should answer with isError\nours:   %s\ntheirs: %s", label, c, ours, theirs)
 		}
 		return ours
 	}
