@@ -140,17 +140,11 @@ func TestMemoryCalls(t *testing.T) {
 	}
 }
 
-// TestMemoryRandom runs a seeded random sequence of calls on both servers
-// (MEMORY_SEED repeats one), comparing every outcome and, every 25 calls
+// TestMemoryRandom runs a seeded random sequence of calls on both servers,
+// comparing every outcome and, every 25 calls
 // and at the end, the memory files byte for byte.
 func TestMemoryRandom(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("MEMORY_SEED"); s != "" {
-		if _, err := fmt.Sscan(s, &seed); err != nil {
-			t.Fatalf("MEMORY_SEED %q: %v", s, err)
-		}
-	}
-	t.Logf("seed %d (MEMORY_SEED=%d repeats this sequence)", seed, seed)
+	seed := memorySeed(t)
 	r := rand.New(rand.NewPCG(seed, 0))
 	p := newMemoryPair(t)
 	const n = 300
@@ -173,12 +167,24 @@ func TestMemoryRandom(t *testing.T) {
 	t.Logf("%d calls; the graph has %d entities and %d relations (%d bytes)", n, len(g.Entities), len(g.Relations), len(data))
 }
 
+// memorySeed is a new seed for a random sequence, or MEMORY_SEED's to
+// repeat one; it is logged.
+func memorySeed(t *testing.T) uint64 {
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("MEMORY_SEED"); s != "" {
+		if _, err := fmt.Sscan(s, &seed); err != nil {
+			t.Fatalf("MEMORY_SEED %q: %v", s, err)
+		}
+	}
+	t.Logf("seed %d (MEMORY_SEED=%d repeats this sequence)", seed, seed)
+	return seed
+}
+
 // TestMemorySharedFile points both servers at one file and alternates
 // random calls between them: each reads what the other wrote, and both
 // read the same graph after every call.
 func TestMemorySharedFile(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := memorySeed(t)
 	r := rand.New(rand.NewPCG(seed, 1))
 	dir := t.TempDir()
 	file := filepath.Join(dir, "shared.jsonl")
