@@ -23,7 +23,21 @@ func TestExampleReferenceServersConfig(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, "mcp/files/hello.txt"), []byte("hello\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	config := filepath.Join(repoRoot(t), "examples", "reference-servers.toml")
+	// The example, its plugin paths made absolute, in a directory of its
+	// own: serve writes the lock file beside the config, and the checkout
+	// stays as it was.
+	example, err := os.ReadFile(filepath.Join(repoRoot(t), "examples", "reference-servers.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.ReplaceAll(string(example), `path = "../plugins/`, `path = "`+filepath.Join(repoRoot(t), "plugins")+"/")
+	if strings.Contains(text, "../") {
+		t.Fatal("the example config has a relative path the test does not rewrite")
+	}
+	config := filepath.Join(t.TempDir(), "reference-servers.toml")
+	if err := os.WriteFile(config, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	env := append(os.Environ(), "HOME="+home, "XDG_CACHE_HOME="+sharedCache)
 
 	validate := exec.Command(bin, "validate", "--config", config)

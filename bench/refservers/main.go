@@ -45,6 +45,7 @@ func main() {
 	refDir := flag.String("ref", "", "directory holding node_modules/ with the reference servers")
 	plugins := flag.String("plugins", "plugins", "the plugins directory (NAME/NAME.wasm)")
 	n := flag.Int("n", 200, "warm calls per tool")
+	verbose := flag.Bool("v", false, "print each side's memory after each tool's calls (stderr)")
 	flag.Parse()
 	if *refDir == "" {
 		log.Fatal("-ref is required (scripts/reference-servers.sh --install prints it)")
@@ -64,7 +65,7 @@ func main() {
 	if work, err = filepath.EvalSymlinks(work); err != nil {
 		log.Fatal(err)
 	}
-	b := &bench{work: work, n: *n}
+	b := &bench{work: work, n: *n, verbose: *verbose}
 	if err := b.prepare(); err != nil {
 		log.Fatal(err)
 	}
@@ -78,8 +79,9 @@ func main() {
 
 // bench holds the files both sides work on.
 type bench struct {
-	work string // temporary directory
-	n    int
+	work    string // temporary directory
+	n       int
+	verbose bool
 	web  *http.Server
 	url  string // a page for fetch, on loopback
 }
@@ -251,6 +253,14 @@ allow_private_network = true
 // run measures every case the side serves, then its memory, and closes it.
 func (b *bench) run(s *side) {
 	s.results = map[string]*toolFigures{}
+	if b.verbose {
+		var rss int64
+		for _, pid := range s.pids {
+			r, _ := memoryOf(pid)
+			rss += r
+		}
+		fmt.Fprintf(os.Stderr, "%s: RSS %.1f MiB before any call\n", s.name, float64(rss)/1024)
+	}
 	for _, c := range b.cases() {
 		cs := s.sessions[c.server]
 		if cs == nil {
@@ -276,6 +286,14 @@ func (b *bench) run(s *side) {
 		if len(times) > 0 {
 			slices.Sort(times)
 			f.p50, f.p90 = times[len(times)/2], times[len(times)*9/10]
+		}
+		if b.verbose {
+			var rss int64
+			for _, pid := range s.pids {
+				r, _ := memoryOf(pid)
+				rss += r
+			}
+			fmt.Fprintf(os.Stderr, "%s: RSS %.1f MiB after %s\n", s.name, float64(rss)/1024, c.tool)
 		}
 	}
 	for _, pid := range s.pids {
