@@ -9,16 +9,20 @@
 //	go run ./bench/refservers -mcphost bin/mcphost -node node -ref DIR
 //
 // DIR holds node_modules/ with the reference servers
-// (scripts/reference-servers.sh --install prints it). For each side it
-// measures the time from exec to an initialized session, the first call
-// of each tool, the p50 and p90 of -n further calls, and the resident
-// memory (VmRSS, and its peak VmHWM) of the server processes after the
-// calls. mcphost runs twice: first with an empty cache_dir (everything
-// compiled), then again with that cache (a later start). The reference
-// servers are run with node directly (npx, which desktop configs usually
-// use, adds an npm process to each: more memory, not counted here).
-// fetch and time are Python servers upstream (no PyPI here): only mcphost's
-// figures are given for them.
+// (scripts/reference-servers.sh --install prints it; scripts/bench-reference.sh
+// does it all). mcphost serves examples/reference-servers.toml as a user
+// runs it (HOME is the bench's directory; fetch may reach the loopback page
+// the bench serves). For each side it measures the time from exec to an
+// initialized session, the first call of each tool, the p50 and p90 of -n
+// further calls, and the resident memory (VmRSS, and its peak VmHWM) of the
+// server processes after the calls. mcphost runs with an empty cache (a
+// first start: everything compiled), then with that cache (a later start),
+// then with min_instances = 1 on every plugin (compiled and instantiated at
+// start); last, its memory once its plugins are idle. The reference servers
+// are run with node directly (npx, which desktop configs usually use, adds
+// an npm process to each: more memory, not counted here). fetch and time
+// are Python servers upstream (no PyPI here): only mcphost's figures are
+// given for them.
 package main
 
 import (
@@ -43,14 +47,15 @@ func main() {
 	bin := flag.String("mcphost", "bin/mcphost", "the mcphost binary")
 	node := flag.String("node", "node", "the Node binary for the reference servers")
 	refDir := flag.String("ref", "", "directory holding node_modules/ with the reference servers")
-	plugins := flag.String("plugins", "plugins", "the plugins directory (NAME/NAME.wasm)")
+	root := flag.String("root", ".", "the checkout: its examples/reference-servers.toml and plugins/")
+	idle := flag.Duration("idle", 25*time.Second, "how long after the calls the idle figure is read (the run sets idle_timeout to 20s)")
 	n := flag.Int("n", 200, "warm calls per tool")
 	verbose := flag.Bool("v", false, "print each side's memory after each tool's calls (stderr)")
 	flag.Parse()
 	if *refDir == "" {
 		log.Fatal("-ref is required (scripts/reference-servers.sh --install prints it)")
 	}
-	for _, p := range []*string{bin, refDir, plugins} {
+	for _, p := range []*string{bin, refDir, root} {
 		abs, err := filepath.Abs(*p)
 		if err != nil {
 			log.Fatal(err)
@@ -72,9 +77,14 @@ func main() {
 	defer b.web.Close()
 
 	ref := b.reference(*node, *refDir)
-	cold := b.mcphost(*bin, *plugins, "mcphost, empty cache")
-	warm := b.mcphost(*bin, *plugins, "mcphost, cached")
-	report([]*side{ref, cold, warm}, b.cases())
+	cold := b.mcphost(*bin, *root, "mcphost, empty cache", nil)
+	warm := b.mcphost(*bin, *root, "mcphost, cached", nil)
+	eager := b.mcphost(*bin, *root, "mcphost, cached, min_instances = 1", func(config string) string {
+		return strings.ReplaceAll(config, "\npath = ", "\nmin_instances = 1\npath = ")
+	})
+	report([]*side{ref, cold, warm, eager}, b.cases())
+	fmt.Printf("\nmcphost, cached, idle_timeout = 20s: RSS %s after one call of each tool, %s once idle (%s later)\n",
+		mib(b.idleRSS(*bin, *root, 0)), mib(b.idleRSS(*bin, *root, *idle)), *idle)
 }
 
 // bench holds the files both sides work on.
@@ -82,13 +92,13 @@ type bench struct {
 	work    string // temporary directory
 	n       int
 	verbose bool
-	web  *http.Server
-	url  string // a page for fetch, on loopback
+	web     *http.Server
+	url     string // a page for fetch, on loopback
 }
 
 // The directory served by filesystem, the memory files, and a page.
 func (b *bench) prepare() error {
-	files := filepath.Join(b.work, "files")
+	files := filepath.Join(b.work, "mcp", "files")
 	for i := range 20 {
 		dir := filepath.Join(files, "dir"+strconv.Itoa(i%4))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -99,7 +109,7 @@ func (b *bench) prepare() error {
 			return err
 		}
 	}
-	if err := os.MkdirAll(filepath.Join(b.work, "memory"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(b.work, "mcp", "memory"), 0o755); err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -129,7 +139,7 @@ type testCase struct {
 }
 
 func (b *bench) cases() []testCase {
-	files := filepath.Join(b.work, "files")
+	files := filepath.Join(b.work, "mcp", "files")
 	fixed := func(m map[string]any) func(int) map[string]any { return func(int) map[string]any { return m } }
 	return []testCase{
 		{"filesystem", "read_text_file", fixed(map[string]any{"path": filepath.Join(files, "dir1", "f5.txt")})},
@@ -178,8 +188,8 @@ func (b *bench) reference(node, dir string) *side {
 		args []string
 		env  []string
 	}{
-		{"filesystem", []string{filepath.Join(b.work, "files")}, nil},
-		{"memory", nil, []string{"MEMORY_FILE_PATH=" + filepath.Join(b.work, "memory", "reference.jsonl")}},
+		{"filesystem", []string{filepath.Join(b.work, "mcp", "files")}, nil},
+		{"memory", nil, []string{"MEMORY_FILE_PATH=" + filepath.Join(b.work, "mcp", "memory", "reference.jsonl")}},
 		{"sequential-thinking", nil, []string{"DISABLE_THOUGHT_LOGGING=true"}},
 	}
 	begin := time.Now()
@@ -195,52 +205,40 @@ func (b *bench) reference(node, dir string) *side {
 	return s
 }
 
-func (b *bench) mcphost(bin, plugins, name string) *side {
-	s := &side{name: name, sessions: map[string]*mcp.ClientSession{}}
-	files := filepath.Join(b.work, "files")
-	mem := filepath.Join(b.work, "memory")
-	wasm := func(p string) string { return filepath.Join(plugins, p, p+".wasm") }
-	config := fmt.Sprintf(`[server]
-cache_dir = %q
-watch = false
-lock_file = %q
-
-[[plugin]]
-name = "filesystem"
-path = %q
-allowed_paths = { %q = %q }
-
-[[plugin]]
-name = "memory"
-path = %q
-allowed_paths = { %q = %q }
-config = { MEMORY_FILE_PATH = %q }
-
-[[plugin]]
-name = "sequential-thinking"
-path = %q
-config = { DISABLE_THOUGHT_LOGGING = "true" }
-
-[[plugin]]
-name = "time"
-path = %q
-
-[[plugin]]
-name = "fetch"
-path = %q
-allowed_hosts = ["127.0.0.1"]
-allow_private_network = true
-`, filepath.Join(b.work, "cache"), filepath.Join(b.work, "mcphost.lock"),
-		wasm("filesystem"), "rw:"+files, files,
-		wasm("memory"), "rw:"+mem, mem, filepath.Join(mem, "mcphost.jsonl"),
-		wasm("sequential-thinking"), wasm("time"), wasm("fetch"))
-	file := filepath.Join(b.work, "mcphost.toml")
+// config is examples/reference-servers.toml as a user runs it, with two
+// changes: plugin paths made absolute, and fetch allowed to reach the
+// loopback page the bench serves. HOME is the bench's directory, so its
+// "~/mcp/…" grants are the bench's files; edit (if not nil) changes it
+// further.
+func (b *bench) config(root string, edit func(string) string) string {
+	example, err := os.ReadFile(filepath.Join(root, "examples", "reference-servers.toml"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	config := strings.ReplaceAll(string(example), `path = "../plugins/`, `path = "`+filepath.Join(root, "plugins")+"/")
+	config = strings.Replace(config, `allowed_hosts = ["*"]`, `allowed_hosts = ["*"]`+"\nallow_private_network = true", 1)
+	if edit != nil {
+		config = edit(config)
+	}
+	file := filepath.Join(b.work, "reference-servers.toml")
 	if err := os.WriteFile(file, []byte(config), 0o600); err != nil {
 		log.Fatal(err)
 	}
+	return file
+}
+
+// serve starts mcphost on config over stdio, as a desktop client does.
+func (b *bench) serve(bin, config string) (*mcp.ClientSession, *exec.Cmd) {
+	cmd := exec.Command(bin, "serve", "--config", config)
+	cmd.Env = append(os.Environ(), "HOME="+b.work, "XDG_CACHE_HOME="+filepath.Join(b.work, ".cache"))
+	return connect(cmd), cmd
+}
+
+func (b *bench) mcphost(bin, root, name string, edit func(string) string) *side {
+	s := &side{name: name, sessions: map[string]*mcp.ClientSession{}}
+	config := b.config(root, edit)
 	begin := time.Now()
-	cmd := exec.Command(bin, "serve", "--config", file)
-	cs := connect(cmd)
+	cs, cmd := b.serve(bin, config)
 	s.start = time.Since(begin)
 	for _, srv := range []string{"filesystem", "memory", "sequential-thinking", "time", "fetch"} {
 		s.sessions[srv] = cs
@@ -249,6 +247,26 @@ allow_private_network = true
 	b.run(s)
 	return s
 }
+
+// idleRSS starts mcphost (cached) with every plugin's idle_timeout at
+// 20s, calls each tool once, waits wait and returns its RSS (KiB).
+func (b *bench) idleRSS(bin, root string, wait time.Duration) int64 {
+	config := b.config(root, func(config string) string {
+		return strings.ReplaceAll(config, "\npath = ", "\nidle_timeout = \"20s\"\npath = ")
+	})
+	cs, cmd := b.serve(bin, config)
+	defer cs.Close()
+	for _, c := range b.cases() {
+		if _, err := callOnce(cs, c.tool, c.args(0)); err != nil {
+			log.Fatal(err)
+		}
+	}
+	time.Sleep(wait)
+	rss, _ := memoryOf(cmd.Process.Pid)
+	return rss
+}
+
+func mib(kib int64) string { return fmt.Sprintf("%.1f MiB", float64(kib)/1024) }
 
 // run measures every case the side serves, then its memory, and closes it.
 func (b *bench) run(s *side) {
