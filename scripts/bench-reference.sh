@@ -8,4 +8,4 @@ cd "$(dirname "$0")/.."
 make build plugins >/dev/null
 eval "$(scripts/reference-servers.sh --install | sed -n 's/^dir: */refdir=/p; s/^node: */node=/p')"
 echo "node $("$node" --version), $(bin/mcphost version | head -1), $(nproc) cores, $(uname -sr)"
-exec go run ./bench/refservers -mcphost bin/mcphost -node "$node" -ref "$refdir" -n "${BENCH_N:-200}" "$@"
+exec go run ./bench/refservers -mcphost bin/mcphost -node "$node" -ref "$refdir" -npx "$(command -v npx)" -n "${BENCH_N:-200}" "$@"

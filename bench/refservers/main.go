@@ -19,8 +19,10 @@
 // first start: everything compiled), then with that cache (a later start),
 // then with min_instances = 1 on every plugin (compiled and instantiated at
 // start); last, its memory once its plugins are idle. The reference servers
-// are run with node directly (npx, which desktop configs usually use, adds
-// an npm process to each: more memory, not counted here). fetch and time
+// are run with node directly, and with -npx also as desktop configs
+// usually start them (`npx -y PACKAGE@VERSION`: an npm process above each
+// server, whose memory counts too). Memory is summed over each process and
+// its descendants. fetch and time
 // are Python servers upstream (no PyPI here): only mcphost's figures are
 // given for them.
 package main
@@ -50,6 +52,7 @@ func main() {
 	root := flag.String("root", ".", "the checkout: its examples/reference-servers.toml and plugins/")
 	idle := flag.Duration("idle", 25*time.Second, "how long after the calls the idle figure is read (the run sets idle_timeout to 20s)")
 	n := flag.Int("n", 200, "warm calls per tool")
+	npx := flag.String("npx", "", "also run the reference servers as desktop configs do, with this npx command (e.g. npx)")
 	verbose := flag.Bool("v", false, "print each side's memory after each tool's calls (stderr)")
 	flag.Parse()
 	if *refDir == "" {
@@ -76,13 +79,17 @@ func main() {
 	}
 	defer b.web.Close()
 
-	ref := b.reference(*node, *refDir)
+	ref := b.reference(*node, *refDir, "")
 	cold := b.mcphost(*bin, *root, "mcphost, empty cache", nil)
 	warm := b.mcphost(*bin, *root, "mcphost, cached", nil)
 	eager := b.mcphost(*bin, *root, "mcphost, cached, min_instances = 1", func(config string) string {
 		return strings.ReplaceAll(config, "\npath = ", "\nmin_instances = 1\npath = ")
 	})
-	report([]*side{ref, cold, warm, eager}, b.cases())
+	sides := []*side{ref, cold, warm, eager}
+	if *npx != "" {
+		sides = append([]*side{b.reference(*node, *refDir, *npx)}, sides...)
+	}
+	report(sides, b.cases())
 	fmt.Printf("\nmcphost, cached, idle_timeout = 20s: RSS %s after one call of each tool, %s once idle (%s later)\n",
 		mib(b.idleRSS(*bin, *root, 0)), mib(b.idleRSS(*bin, *root, *idle)), *idle)
 }
@@ -181,8 +188,15 @@ type toolFigures struct {
 	err      string
 }
 
-func (b *bench) reference(node, dir string) *side {
-	s := &side{name: "reference servers (3 Node processes)", sessions: map[string]*mcp.ClientSession{}}
+// reference starts the three reference servers with node (npx empty) or,
+// as desktop configs start them, with `npx -y PACKAGE@VERSION` (npx the
+// npx command; each server then runs under an npm process, counted too).
+func (b *bench) reference(node, dir, npx string) *side {
+	name := "reference servers (3 Node processes)"
+	if npx != "" {
+		name = "reference servers via npx (3 npm + 3 Node processes)"
+	}
+	s := &side{name: name, sessions: map[string]*mcp.ClientSession{}}
 	servers := []struct {
 		name string
 		args []string
@@ -196,6 +210,9 @@ func (b *bench) reference(node, dir string) *side {
 	for _, srv := range servers {
 		entry := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-"+srv.name, "dist", "index.js")
 		cmd := exec.Command(node, append([]string{entry}, srv.args...)...)
+		if npx != "" {
+			cmd = exec.Command(npx, append([]string{"-y", "@modelcontextprotocol/server-" + srv.name + "@" + referenceVersion}, srv.args...)...)
+		}
 		cmd.Env = append(os.Environ(), srv.env...)
 		s.sessions[srv.name] = connect(cmd)
 		s.pids = append(s.pids, cmd.Process.Pid)
@@ -204,6 +221,10 @@ func (b *bench) reference(node, dir string) *side {
 	b.run(s)
 	return s
 }
+
+// referenceVersion is the version of the reference servers compared
+// (scripts/reference-servers/package.json pins the same).
+const referenceVersion = "2026.8.31"
 
 // config is examples/reference-servers.toml as a user runs it, with two
 // changes: plugin paths made absolute, and fetch allowed to reach the
@@ -360,8 +381,45 @@ func connect(cmd *exec.Cmd) *mcp.ClientSession {
 	return cs
 }
 
-// memoryOf reads VmRSS and VmHWM (KiB) of process pid.
+// memoryOf is VmRSS and VmHWM (KiB) of process pid and its descendants.
 func memoryOf(pid int) (rss, hwm int64) {
+	for _, p := range processTree(pid) {
+		r, h := processMemory(p)
+		rss += r
+		hwm += h
+	}
+	return rss, hwm
+}
+
+// processTree is pid and its descendants.
+func processTree(pid int) []int {
+	children := map[int][]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …: comm may hold spaces, so after the last ')'.
+		fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(fields) > 1 {
+			ppid, _ := strconv.Atoi(fields[1])
+			children[ppid] = append(children[ppid], p)
+		}
+	}
+	tree := []int{pid}
+	for i := 0; i < len(tree); i++ {
+		tree = append(tree, children[tree[i]]...)
+	}
+	return tree
+}
+
+// processMemory reads VmRSS and VmHWM (KiB) of process pid.
+func processMemory(pid int) (rss, hwm int64) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, 0
