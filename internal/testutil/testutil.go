@@ -49,7 +49,7 @@ func RepoRoot(t testing.TB) string {
 // the root module, which requires the sdk and abi modules with replace
 // directives to ./sdk and ./abi, so it builds from the root against this
 // checkout's SDK; the cache key covers sdk/ and abi/, their go.mod and go.sum
-// included. Flags in the file rel/goflags are added to the build, as the
+// included, and plugins/internal/ (packages the plugins share). Flags in the file rel/goflags are added to the build, as the
 // Makefile does.
 func GoPlugin(t testing.TB, rel string, tags ...string) string {
 	t.Helper()
@@ -60,7 +60,7 @@ func GoPlugin(t testing.TB, rel string, tags ...string) string {
 	if p, ok := built[id]; ok {
 		return p
 	}
-	key, err := sourceHash(root, strings.Join(tags, ","), rel, "sdk", "abi")
+	key, err := sourceHash(root, strings.Join(tags, ","), rel, "sdk", "abi", "plugins/internal")
 	if err != nil {
 		t.Fatalf("hash sources of %s: %v", rel, err)
 	}

@@ -1,11 +1,11 @@
 package main
 
 import (
-	"bytes"
+	"github.com/mcphost/mcphost/plugins/internal/utf8lossy"
+
 	"fmt"
 	"mime"
 	"strings"
-	"unicode/utf8"
 
 	readability "codeberg.org/readeck/go-readability/v2"
 	"github.com/mcphost/mcphost/sdk"
@@ -141,62 +141,5 @@ func decodeBody(resp *sdk.HTTPResponse) string {
 			return string(out)
 		}
 	}
-	return decodeUTF8Replace(resp.Body)
-}
-
-// decodeUTF8Replace decodes b as Python's bytes.decode("utf-8", "replace"):
-// each maximal ill-formed subsequence becomes one U+FFFD.
-func decodeUTF8Replace(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
-	}
-	var out bytes.Buffer
-	for i := 0; i < len(b); {
-		r, size := utf8.DecodeRune(b[i:])
-		if r != utf8.RuneError || size > 1 {
-			out.WriteRune(r)
-			i += size
-			continue
-		}
-		out.WriteRune(utf8.RuneError)
-		i += maximalSubpart(b[i:])
-	}
-	return out.String()
-}
-
-// maximalSubpart is the length of the ill-formed sequence at the start of
-// b that is replaced by one U+FFFD (Unicode's "maximal subpart" practice,
-// which Python follows): a lead byte and the continuation bytes that could
-// still have completed it.
-func maximalSubpart(b []byte) int {
-	c := b[0]
-	var need int
-	lo, hi := byte(0x80), byte(0xBF)
-	switch {
-	case c >= 0xC2 && c <= 0xDF:
-		need = 1
-	case c == 0xE0:
-		need, lo = 2, 0xA0
-	case c >= 0xE1 && c <= 0xEC, c == 0xEE, c == 0xEF:
-		need = 2
-	case c == 0xED:
-		need, hi = 2, 0x9F
-	case c == 0xF0:
-		need, lo = 3, 0x90
-	case c >= 0xF1 && c <= 0xF3:
-		need = 3
-	case c == 0xF4:
-		need, hi = 3, 0x8F
-	default:
-		return 1
-	}
-	n := 1
-	for j := 0; j < need && n < len(b); j++ {
-		if b[n] < lo || b[n] > hi {
-			break
-		}
-		lo, hi = 0x80, 0xBF
-		n++
-	}
-	return n
+	return utf8lossy.Decode(resp.Body)
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/mcphost/mcphost/plugins/internal/utf8lossy"
+
 	"strings"
 	"testing"
 
@@ -94,7 +96,7 @@ Hello
 }
 
 func TestPyHelpers(t *testing.T) {
-	if got := decodeUTF8Replace([]byte("a\xe2\x82Ab\xffc\xf0\x9f\x98")); got != "a\ufffdAb\ufffdc\ufffd" {
+	if got := utf8lossy.Decode([]byte("a\xe2\x82Ab\xffc\xf0\x9f\x98")); got != "a\ufffdAb\ufffdc\ufffd" {
 		t.Errorf("decodeUTF8Replace: %q", got)
 	}
 	if got := pySplitlines("a\r\nb\rc\nd\x0be"); strings.Join(got, "|") != "a|b|c|d|e" {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/mcphost/mcphost/plugins/internal/utf8lossy"
+
 	"regexp"
 	"sort"
 	"strings"
@@ -300,7 +302,7 @@ func unquote(s, ignore string) string {
 		}
 		b = append(b, s[i])
 	}
-	return decodeUTF8Replace(b)
+	return utf8lossy.Decode(b)
 }
 
 func isHex(c byte) bool {

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf16"
-	"unicode/utf8"
 )
 
 // jsIsSpace is JavaScript's \s: WhiteSpace and LineTerminator.
@@ -49,60 +48,6 @@ func padStart(s string, n int) string {
 		return strings.Repeat(" ", n-l) + s
 	}
 	return s
-}
-
-// decodeUTF8 decodes b as Node's Buffer.toString("utf-8"): each maximal
-// invalid subsequence becomes one U+FFFD (the WHATWG decoder).
-func decodeUTF8(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
-	}
-	var sb strings.Builder
-	for i := 0; i < len(b); {
-		r, size := utf8.DecodeRune(b[i:])
-		if r != utf8.RuneError || size > 1 {
-			sb.WriteString(string(b[i : i+size]))
-			i += size
-			continue
-		}
-		sb.WriteRune(utf8.RuneError)
-		i += maximalSubpart(b[i:])
-	}
-	return sb.String()
-}
-
-// maximalSubpart is the length of the invalid sequence at the start of b
-// that the WHATWG decoder replaces by one U+FFFD.
-func maximalSubpart(b []byte) int {
-	c := b[0]
-	var need int
-	lo, hi := byte(0x80), byte(0xbf)
-	switch {
-	case c >= 0xc2 && c <= 0xdf:
-		need = 1
-	case c == 0xe0:
-		need, lo = 2, 0xa0
-	case c >= 0xe1 && c <= 0xec, c == 0xee, c == 0xef:
-		need = 2
-	case c == 0xed:
-		need, hi = 2, 0x9f
-	case c == 0xf0:
-		need, lo = 3, 0x90
-	case c >= 0xf1 && c <= 0xf3:
-		need = 3
-	case c == 0xf4:
-		need, hi = 3, 0x8f
-	default:
-		return 1
-	}
-	n := 1
-	for ; n <= need && n < len(b); n++ {
-		if b[n] < lo || b[n] > hi {
-			break
-		}
-		lo, hi = 0x80, 0xbf
-	}
-	return n
 }
 
 // formatSize is the reference's formatSize.

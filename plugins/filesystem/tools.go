@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/mcphost/mcphost/plugins/internal/utf8lossy"
+
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
@@ -83,7 +85,7 @@ func readFileContent(p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return decodeUTF8(b), nil
+	return utf8lossy.Decode(b), nil
 }
 
 // normalizeLineEndings turns CRLF into LF.
@@ -137,7 +139,7 @@ func tailFile(p string, n float64) (string, error) {
 			}
 		}
 	}
-	lines := strings.Split(normalizeLineEndings(decodeUTF8(data)), "\n")
+	lines := strings.Split(normalizeLineEndings(utf8lossy.Decode(data)), "\n")
 	return strings.Join(lines[jsSliceStart(-n, len(lines)):], "\n"), nil
 }
 
@@ -163,7 +165,7 @@ func headFile(p string, n float64) (string, error) {
 		}
 		data := append(pending, chunk[:got]...)
 		cut := completeUTF8(data)
-		buffer += decodeUTF8(data[:cut])
+		buffer += utf8lossy.Decode(data[:cut])
 		pending = append([]byte{}, data[cut:]...)
 		if i := strings.LastIndex(buffer, "\n"); i >= 0 {
 			complete := strings.Split(buffer[:i], "\n")
@@ -176,7 +178,7 @@ func headFile(p string, n float64) (string, error) {
 			}
 		}
 	}
-	buffer += decodeUTF8(pending)
+	buffer += utf8lossy.Decode(pending)
 	if buffer != "" && float64(len(lines)) < n {
 		lines = append(lines, buffer)
 	}
@@ -199,7 +201,7 @@ func completeUTF8(b []byte) int {
 			case c >= 0xe0:
 				need = 2
 			}
-			if back-1 < need && maximalSubpart(b[len(b)-back:]) == back {
+			if back-1 < need && utf8lossy.MaximalSubpart(b[len(b)-back:]) == back {
 				return len(b) - back
 			}
 			return len(b)
