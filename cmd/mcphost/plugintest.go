@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -99,25 +101,29 @@ func (kv keyValues) Set(s string) error {
 // runPluginTest loads one plugin alone, in the default sandbox, and
 // exercises everything it offers through a real MCP client.
 func runPluginTest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("mcphost plugin test [--args TOOL=JSON]... [--config-value KEY=VALUE]... [--timeout D] [--json] FILE.wasm")
+	fs := newFlagSet("mcphost plugin test [--args TOOL=JSON]... [--config-value KEY=VALUE]... [--allow-path DIR=GUEST]... [--allow-host HOST]... [--timeout D] [--json] FILE.wasm")
 	toolArgs := keyValues{}
 	pluginConfig := keyValues{}
 	fs.Var(toolArgs, "args", "`TOOL=JSON` arguments for a tool instead of generated ones (repeatable)")
 	fs.Var(pluginConfig, "config-value", "`KEY=VALUE` handed to the plugin as config (repeatable)")
+	paths := keyValues{}
+	fs.Var(paths, "allow-path", "`DIR=GUEST`: grant the directory DIR at GUEST, as allowed_paths does (\"rw:DIR\" writable; repeatable)")
+	var hosts listFlag
+	fs.Var(&hosts, "allow-host", "`HOST`: let the plugin reach HOST over HTTP, as allowed_hosts does (repeatable)")
 	timeout := fs.Duration("timeout", 10*time.Second, "deadline of each call")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parseArgs(fs, args, stdout, stderr); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return &usageError{"usage: mcphost plugin test [--args TOOL=JSON]... [--config-value KEY=VALUE]... [--timeout D] [--json] FILE.wasm"}
+		return &usageError{"usage: mcphost plugin test [--args TOOL=JSON]... [--config-value KEY=VALUE]... [--allow-path DIR=GUEST]... [--allow-host HOST]... [--timeout D] [--json] FILE.wasm"}
 	}
 	for name, text := range toolArgs {
 		if !json.Valid([]byte(text)) {
 			return &usageError{fmt.Sprintf("--args %s: not valid JSON: %s", name, text)}
 		}
 	}
-	checks, err := testPlugin(ctx, fs.Arg(0), toolArgs, pluginConfig, *timeout, stderr)
+	checks, err := testPlugin(ctx, fs.Arg(0), toolArgs, pluginConfig, grants{paths: paths, hosts: hosts}, *timeout, stderr)
 	if err != nil {
 		return err
 	}
@@ -142,10 +148,47 @@ func runPluginTest(ctx context.Context, args []string, stdout, stderr io.Writer)
 	return nil
 }
 
-// testPlugin loads the plugin at path alone and tries every tool, resource
-// and prompt it offers.
-func testPlugin(ctx context.Context, path string, toolArgs, pluginConfig map[string]string, timeout time.Duration, stderr io.Writer) ([]check, error) {
-	extra := fmt.Sprintf("timeout = %q\n", timeout.String())
+// grants are what `plugin test` grants the plugin beyond the default
+// sandbox: allowed_paths (host directory, "rw:" prefixed when writable,
+// to guest path) and allowed_hosts.
+type grants struct {
+	paths map[string]string
+	hosts []string
+}
+
+// toml is the grants as keys of a [[plugin]] table.
+func (g grants) toml() string {
+	var b strings.Builder
+	if len(g.paths) > 0 {
+		b.WriteString("allowed_paths = {")
+		for i, dir := range slices.Sorted(maps.Keys(g.paths)) {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, " %s = %s", tomlQuote(dir), tomlQuote(g.paths[dir]))
+		}
+		b.WriteString(" }\n")
+	}
+	if len(g.hosts) > 0 {
+		quoted := make([]string, len(g.hosts))
+		for i, h := range g.hosts {
+			quoted[i] = tomlQuote(h)
+		}
+		fmt.Fprintf(&b, "allowed_hosts = [%s]\n", strings.Join(quoted, ", "))
+	}
+	return b.String()
+}
+
+// tomlQuote quotes s as a TOML basic string.
+func tomlQuote(s string) string {
+	b, _ := json.Marshal(s) // a JSON string is a TOML basic string
+	return string(b)
+}
+
+// testPlugin loads the plugin at path alone, with only the grants g, and
+// tries every tool, resource and prompt it offers.
+func testPlugin(ctx context.Context, path string, toolArgs, pluginConfig map[string]string, g grants, timeout time.Duration, stderr io.Writer) ([]check, error) {
+	extra := fmt.Sprintf("timeout = %q\n", timeout.String()) + g.toml()
 	if len(pluginConfig) > 0 {
 		extra += "[plugin.config]\n"
 		for k, v := range pluginConfig {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -218,5 +220,29 @@ func TestPluginTestFailsWhatServeLeavesOut(t *testing.T) {
 				t.Errorf("tool fine tried and passed: %v; want %v", passed, !tc.hostile)
 			}
 		})
+	}
+}
+
+// `plugin test --allow-path` grants a directory as allowed_paths does: the
+// memory plugin, which fails its resource read in the default sandbox
+// (no directory for its file), passes with its directory granted, and
+// writes its file there.
+func TestPluginTestGrantsADirectory(t *testing.T) {
+	memory := testutil.GoPlugin(t, "plugins/memory")
+	out, stderr, err := runCLI(t, "plugin", "test", memory)
+	if err == nil || !strings.Contains(out, "FAIL  resource memory://knowledge-graph") || !strings.Contains(out, "MEMORY_FILE_PATH") {
+		t.Fatalf("plugin test of memory without a grant: %v\n%s\n%s", err, out, stderr)
+	}
+	dir := t.TempDir()
+	out, stderr, err = runCLI(t, "plugin", "test", "--allow-path", "rw:"+dir+"=/memory", memory)
+	if err != nil || !strings.Contains(out, "PASS  resource memory://knowledge-graph") {
+		t.Fatalf("plugin test of memory with its directory granted: %v\n%s\n%s", err, out, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "memory.jsonl")); err != nil {
+		t.Errorf("the granted directory holds no memory file: %v", err)
+	}
+	_, _, err = runCLI(t, "plugin", "test", "--allow-path", "rw:"+filepath.Join(dir, "missing")+"=/memory", memory)
+	if err == nil || !strings.Contains(err.Error(), "1 of 1 checks failed") {
+		t.Errorf("plugin test with a missing directory granted: %v", err)
 	}
 }
