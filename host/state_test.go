@@ -380,3 +380,44 @@ func TestStateUnderConcurrentCalls(t *testing.T) {
 		t.Errorf("usage: %d scopes, %d bytes; want %d, %d", n, bytes, sessions, want)
 	}
 }
+
+// TestUpdateStateLosesNoUpdate: calls of one session incrementing one
+// counter at once, on up to four instances, through sdk.UpdateState (a
+// conditional state_set, "expect"): every increment counts. A plain read
+// then write would lose some (TestStateUnderConcurrentCalls shows the
+// interleaving).
+func TestUpdateStateLosesNoUpdate(t *testing.T) {
+	s := newStateHost(t, stateConfig(t, "", "max_instances = 4\n"))
+	cs := connectHTTP(t, s.endpoint, "2025-11-25")
+	const workers, rounds = 4, 15
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for range rounds {
+				res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "incr", Arguments: map[string]any{"key": "n"}})
+				if err != nil || res.IsError {
+					t.Errorf("incr: %v %+v", err, res)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	wantState(t, cs, "get", "n", fmt.Sprint(workers*rounds))
+	// The condition itself, through the host function: a stale expect
+	// changes nothing and says so; null expects the key to hold nothing.
+	for _, tc := range []struct{ payload, want string }{
+		{`{"key":"n","value":1,"expect":59}`, `{"changed":true}`},
+		{`{"key":"n","value":1,"expect":null}`, `{"changed":true}`},
+		{`{"key":"fresh","value":1,"expect":null}`, `{}`},
+		{`{"key":"n","value":0,"expect":60}`, `{}`},
+		{`{"key":"n","expect":0}`, `{}`},
+		{`{"key":"n","value":1,"expect":{"bad"}}`, `"error"`},
+	} {
+		if got, _ := stateCall(t, cs, "raw", map[string]any{"fn": "state_set", "payload": tc.payload}); !strings.Contains(got, tc.want) {
+			t.Errorf("state_set %s = %s, want %s", tc.payload, got, tc.want)
+		}
+	}
+	wantState(t, cs, "get", "n", "unset")
+	wantState(t, cs, "get", "fresh", "1")
+}

@@ -20,17 +20,22 @@ import (
 // Each State, SetState and DeleteState is atomic, but two calls of one
 // session may run at once: a read followed by a write (a counter, a list
 // appended to) can interleave with another call's and lose its update.
+// UpdateState does such a read-modify-write without losing any.
 
 // stateRequest is the payload of state_get and state_set.
 type stateRequest struct {
 	Key   string          `json:"key"`
 	Value json.RawMessage `json:"value,omitempty"`
+	// Expect, when set, makes state_set conditional: done only if the
+	// key holds this value ("null": nothing).
+	Expect json.RawMessage `json:"expect,omitempty"`
 }
 
 // stateAnswer is the host's answer to state_get and state_set.
 type stateAnswer struct {
-	Value json.RawMessage `json:"value"`
-	Error string          `json:"error"`
+	Value   json.RawMessage `json:"value"`
+	Error   string          `json:"error"`
+	Changed bool            `json:"changed"` // a conditional state_set found another value
 }
 
 // State reads the value stored under key for the client session this call
@@ -66,6 +71,51 @@ func (c *Context) SetState(key string, v any) error {
 func (c *Context) DeleteState(key string) error {
 	_, err := askState("state_set", stateSet, stateRequest{Key: key})
 	return err
+}
+
+// maxUpdateTries bounds how many times UpdateState starts again because
+// another call changed the value in between.
+const maxUpdateTries = 64
+
+// UpdateState changes the value stored under key for the client session
+// this call serves, without losing a concurrent call's change: it reads
+// the value into a new T (ok reports whether the key held one), calls
+// update, and stores what update left in v if the key still holds what
+// was read; if another call changed it meanwhile, it starts again with
+// the new value (update must not have other effects). An error from
+// update is returned and nothing is stored. A T that marshals to null
+// deletes the key.
+func UpdateState[T any](c *Context, key string, update func(v *T, ok bool) error) error {
+	for range maxUpdateTries {
+		answer, err := askState("state_get", stateGet, stateRequest{Key: key})
+		if err != nil {
+			return err
+		}
+		v := new(T)
+		ok := answer.Value != nil
+		expect := json.RawMessage("null")
+		if ok {
+			if err := json.Unmarshal(answer.Value, v); err != nil {
+				return fmt.Errorf("state_get %q: %w", key, err)
+			}
+			expect = answer.Value
+		}
+		if err := update(v, ok); err != nil {
+			return err
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("state_set %q: %w", key, err)
+		}
+		answer, err = askState("state_set", stateSet, stateRequest{Key: key, Value: b, Expect: expect})
+		if err != nil {
+			return err
+		}
+		if !answer.Changed {
+			return nil
+		}
+	}
+	return fmt.Errorf("state_set %q: the value kept changing under %d tries", key, maxUpdateTries)
 }
 
 // askState sends req to the host function fn (named name) and decodes its

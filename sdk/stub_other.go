@@ -3,6 +3,7 @@
 package sdk
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
@@ -87,6 +88,12 @@ func stateSet(payload []byte) []byte {
 	if err := stubKey(req.Key); err != nil {
 		return stubError("state_set", err)
 	}
+	if req.Expect != nil {
+		cur, ok := stubState[req.Key]
+		if string(req.Expect) == "null" && ok || string(req.Expect) != "null" && (!ok || compactJSON(cur) != compactJSON(req.Expect)) {
+			return []byte(`{"changed":true}`)
+		}
+	}
 	if req.Value == nil || string(req.Value) == "null" {
 		delete(stubState, req.Key)
 	} else {
@@ -106,4 +113,14 @@ func stubKey(key string) error {
 func stubError(fn string, err error) []byte {
 	b, _ := json.Marshal(map[string]string{"error": fn + ": " + err.Error()})
 	return b
+}
+
+// compactJSON is b without insignificant space, as the host compares
+// values (b as it is when it is not JSON).
+func compactJSON(b []byte) string {
+	var buf bytes.Buffer
+	if json.Compact(&buf, b) != nil {
+		return string(b)
+	}
+	return buf.String()
 }

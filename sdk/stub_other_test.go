@@ -4,6 +4,7 @@ package sdk
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -50,5 +51,39 @@ func TestStateOutsideWasm(t *testing.T) {
 	}
 	if got := stubCalls[1].payload; got != `{"key":"count","value":3}` {
 		t.Errorf("state_set payload = %s", got)
+	}
+}
+
+// TestUpdateStateStartsAgainWhenTheValueChanged: UpdateState stores only
+// over the value it read; when another call changed it in between (here,
+// update itself changes it once, as a concurrent call would), it reads the
+// new value and applies update to that, so no change is lost.
+func TestUpdateStateStartsAgainWhenTheValueChanged(t *testing.T) {
+	defer func() { stubState, stubCalls = map[string]json.RawMessage{}, nil }()
+	ctx := &Context{}
+	calls := 0
+	err := UpdateState(ctx, "count", func(n *int, ok bool) error {
+		calls++
+		if calls == 1 {
+			if ok {
+				t.Error("the first read found a value")
+			}
+			stubState["count"] = json.RawMessage(`10`) // another call's set
+		}
+		*n++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if ok, _ := ctx.State("count", &n); !ok || n != 11 || calls != 2 {
+		t.Errorf("count = %d after %d tries, want 11 after 2", n, calls)
+	}
+	if err := UpdateState(ctx, "count", func(*int, bool) error { return errors.New("no") }); err == nil || err.Error() != "no" {
+		t.Errorf("UpdateState with a failing update: %v", err)
+	}
+	if ok, _ := ctx.State("count", &n); !ok || n != 11 {
+		t.Errorf("a failed update stored something: %d", n)
 	}
 }

@@ -65,27 +65,33 @@ func think(ctx *sdk.Context, args json.RawMessage) (*abi.CallToolResult, error) 
 		return sdk.ToolError("%s", "MCP error -32602: Input validation error: Invalid arguments for tool sequentialthinking: "+strings.Join(problems, "\n")), nil
 	}
 
-	var s session
-	if _, err := ctx.State(stateKey, &s); err != nil {
-		return nil, err // an isError result naming the cause
-	}
 	if in.ThoughtNumber > in.TotalThoughts {
 		in.TotalThoughts = in.ThoughtNumber
 	}
-	s.Thoughts++ // thoughtHistory.push(input)
+	// One read-modify-write of the session's thinking that loses no
+	// concurrent call's thought (UpdateState starts again if another
+	// call changed it in between).
+	var s session
 	var failure string
-	if in.BranchFromThought != nil && in.BranchID != nil && *in.BranchID != "" {
-		switch {
-		case objectPrototype[*in.BranchID]:
-			// this.branches[id] is inherited from Object.prototype, and not
-			// an array: the reference fails after counting the thought.
-			failure = "this.branches[input.branchId].push is not a function"
-		case !contains(s.Branches, *in.BranchID):
-			s.Branches = append(s.Branches, *in.BranchID)
+	err = sdk.UpdateState(ctx, stateKey, func(stored *session, _ bool) error {
+		failure = ""
+		stored.Thoughts++ // thoughtHistory.push(input)
+		if in.BranchFromThought != nil && in.BranchID != nil && *in.BranchID != "" {
+			switch {
+			case objectPrototype[*in.BranchID]:
+				// this.branches[id] is inherited from Object.prototype, and
+				// not an array: the reference fails after counting the
+				// thought.
+				failure = "this.branches[input.branchId].push is not a function"
+			case !contains(stored.Branches, *in.BranchID):
+				stored.Branches = append(stored.Branches, *in.BranchID)
+			}
 		}
-	}
-	if err := ctx.SetState(stateKey, s); err != nil {
-		return nil, err
+		s = *stored
+		return nil
+	})
+	if err != nil {
+		return nil, err // an isError result naming the cause
 	}
 	if failure != "" {
 		return sdk.ToolError("%s", "{\n  \"error\": "+jsString(failure)+",\n  \"status\": \"failed\"\n}"), nil

@@ -55,9 +55,13 @@ func (f *functions) stateGet(ctx context.Context, payload []byte) any {
 }
 
 // stateSet: {"key": "k", "value": <JSON>} -> {} or {"error": "why"}; a
-// value of null, or none, deletes the key.
+// value of null, or none, deletes the key. With "expect" (JSON; null: the
+// key holds nothing), the set is done only if the key holds that value
+// now, else nothing changes and the answer is {"changed": true}: a
+// compare-and-set, so that two calls of one session can update a value
+// without losing an update.
 func (f *functions) stateSet(ctx context.Context, payload []byte) any {
-	fields, err := stateFields(payload, "key", "value")
+	fields, err := stateFields(payload, "key", "value", "expect")
 	if err != nil {
 		return f.stateRefused("state_set", err)
 	}
@@ -65,21 +69,48 @@ func (f *functions) stateSet(ctx context.Context, payload []byte) any {
 	if err != nil {
 		return f.stateRefused("state_set", err)
 	}
-	var value []byte // nil: delete
-	if raw, ok := fields["value"]; ok && string(raw) != "null" {
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, raw); err != nil {
-			return f.stateRefused("state_set", fmt.Errorf("value: %w", err))
-		}
-		value = buf.Bytes()
+	value, err := compactValue(fields, "value")
+	if err != nil {
+		return f.stateRefused("state_set", err)
 	}
 	if f.state == nil || f.state.Store == nil {
 		return f.stateRefused("state_set", fmt.Errorf("plugin %q has no state store in this host", f.plugin))
 	}
-	if err := f.state.Store.Set(f.stateScope(ctx), key, value, f.state.KB); err != nil {
+	if _, conditional := fields["expect"]; !conditional {
+		err = f.state.Store.Set(f.stateScope(ctx), key, value, f.state.KB)
+	} else {
+		var expect []byte
+		if expect, err = compactValue(fields, "expect"); err != nil {
+			return f.stateRefused("state_set", err)
+		}
+		err = f.state.Store.SetIf(f.stateScope(ctx), key, expect, value, f.state.KB)
+	}
+	if errors.Is(err, pluginstate.ErrChanged) {
+		return stateChanged{Changed: true}
+	}
+	if err != nil {
 		return f.stateRefused("state_set", err)
 	}
 	return emptyAnswer{}
+}
+
+// stateChanged is state_set's answer when its "expect" did not hold.
+type stateChanged struct {
+	Changed bool `json:"changed"`
+}
+
+// compactValue is the payload's field name as compact JSON, or nil when
+// it is absent or null.
+func compactValue(fields map[string]json.RawMessage, name string) ([]byte, error) {
+	raw, ok := fields[name]
+	if !ok || string(raw) == "null" {
+		return nil, nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return buf.Bytes(), nil
 }
 
 // stateScope is the scope the current call reaches.

@@ -17,6 +17,7 @@
 package pluginstate
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"iter"
@@ -117,12 +118,52 @@ func (s *Store) Get(sc Scope, key string) ([]byte, bool, error) {
 // always succeeds, whatever the bounds. A new scope of a session first
 // sweeps the scopes of sessions that ended.
 func (s *Store) Set(sc Scope, key string, value []byte, stateKB int) error {
+	return s.set(sc, key, value, stateKB, nil)
+}
+
+// ErrChanged is SetIf's answer when the key does not hold the value the
+// caller expected: another call changed it since it was read.
+var ErrChanged = errors.New("the value changed since it was read")
+
+// SetIf is Set (value nil deletes), done only if key holds expect now
+// (compact JSON, compared byte for byte; nil: the key holds nothing), as
+// one atomic step; otherwise it changes nothing and returns ErrChanged.
+// It lets two calls of one session update a value without losing either
+// update: each reads, computes, and sets if nothing changed meanwhile,
+// else reads again.
+func (s *Store) SetIf(sc Scope, key string, expect, value []byte, stateKB int) error {
+	if expect == nil {
+		expect = []byte{} // distinguishes "expect nothing" from "no condition"
+	}
+	return s.set(sc, key, value, stateKB, expect)
+}
+
+// holds reports whether key in st holds expect (empty: nothing); st may
+// be nil.
+func holds(st *scope, key string, expect []byte) bool {
+	var cur []byte
+	ok := false
+	if st != nil {
+		cur, ok = st.values[key]
+	}
+	if len(expect) == 0 {
+		return !ok
+	}
+	return ok && bytes.Equal(cur, expect)
+}
+
+// set is Set, under the condition that key holds expect when expect is
+// not nil (see SetIf).
+func (s *Store) set(sc Scope, key string, value []byte, stateKB int, expect []byte) error {
 	if err := CheckKey(key); err != nil {
 		return err
 	}
 	if value == nil {
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		if expect != nil && !holds(s.scopes[sc], key, expect) {
+			return ErrChanged
+		}
 		s.deleteLocked(sc, key)
 		return nil
 	}
@@ -139,6 +180,9 @@ func (s *Store) Set(sc Scope, key string, value []byte, stateKB int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st = s.scopes[sc]
+	if expect != nil && !holds(st, key, expect) {
+		return ErrChanged
+	}
 	var was int64
 	if st != nil {
 		if old, ok := st.values[key]; ok {

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"unsafe"
 
 	"github.com/extism/go-pdk"
@@ -43,6 +44,8 @@ func init() {
 		InputSchema: json.RawMessage(`{"type":"object","properties":{` + keySchema + `},"required":["key"]}`)}, get)
 	sdk.AddTool(abi.Tool{Name: "del", Description: "Deletes `key` for this session.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{` + keySchema + `},"required":["key"]}`)}, del)
+	sdk.AddTool(abi.Tool{Name: "incr", Description: "Adds one to the number under `key` for this session (sdk.UpdateState) and answers it.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{` + keySchema + `},"required":["key"]}`)}, incr)
 	sdk.AddTool(abi.Tool{Name: "raw", Description: "Calls the host function `fn` (state_get or state_set) with `payload` as it is, and answers the host's answer.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"fn":{"type":"string","enum":["state_get","state_set"]},"payload":{"type":"string"}},"required":["fn","payload"]}`)}, raw)
 	sdk.AddTool(abi.Tool{Name: "instance", Description: "Answers this instance's random name.",
@@ -101,6 +104,23 @@ func del(ctx *sdk.Context, args json.RawMessage) (*abi.CallToolResult, error) {
 		return nil, err
 	}
 	return sdk.TextResult("ok"), nil
+}
+
+func incr(ctx *sdk.Context, args json.RawMessage) (*abi.CallToolResult, error) {
+	var in keyValue
+	if err := json.Unmarshal(args, &in); err != nil {
+		return nil, sdk.InvalidParams("incr: %v", err)
+	}
+	var now int
+	err := sdk.UpdateState(ctx, in.Key, func(n *int, _ bool) error {
+		*n++
+		now = *n
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return sdk.TextResult(strconv.Itoa(now)), nil
 }
 
 func raw(_ *sdk.Context, args json.RawMessage) (*abi.CallToolResult, error) {
