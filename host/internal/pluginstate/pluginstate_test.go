@@ -1,6 +1,7 @@
 package pluginstate
 
 import (
+	"errors"
 	"iter"
 	"slices"
 	"strings"
@@ -119,5 +120,46 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSetIfOnlyOverWhatWasRead: SetIf writes (or deletes) only when the
+// key holds the expected value, nil expecting nothing; otherwise it
+// changes nothing and answers ErrChanged, and the bytes counted stay
+// right.
+func TestSetIfOnlyOverWhatWasRead(t *testing.T) {
+	s := New(1, nil)
+	sc := Scope{Plugin: "p"}
+	steps := []struct {
+		expect, value string // "" expect: nothing; "" value: delete
+		changed       bool
+	}{
+		{"1", "2", true},  // nothing there yet
+		{"", "1", false},  // created
+		{"", "5", true},   // it exists now
+		{"2", "5", true},  // stale
+		{"1", "2", false}, // over what was read
+		{"1", "", true},   // a stale delete
+		{"2", "", false},  // deleted
+		{"", "10", false}, // created again
+	}
+	for i, st := range steps {
+		var expect, value []byte
+		if st.expect != "" {
+			expect = []byte(st.expect)
+		}
+		if st.value != "" {
+			value = []byte(st.value)
+		}
+		err := s.SetIf(sc, "k", expect, value, 1)
+		if st.changed != errors.Is(err, ErrChanged) || !st.changed && err != nil {
+			t.Fatalf("step %d (expect %q, value %q): %v", i, st.expect, st.value, err)
+		}
+	}
+	if v, ok, _ := s.Get(sc, "k"); !ok || string(v) != "10" {
+		t.Errorf("k = %s, %v; want 10", v, ok)
+	}
+	if n, bytes := s.Usage(); n != 1 || bytes != int64(len("k")+len("10")) {
+		t.Errorf("usage %d scopes, %d bytes", n, bytes)
 	}
 }
