@@ -28,9 +28,10 @@ export MCPHOST_SCRIPT_PLUGINS_CHECKED := 1
 endif
 
 # Builds each Go plugin to <dir>/<name>.wasm (Go's build cache keeps this
-# quick; <dir>/goflags, if present, adds build flags: see plugins/fetch), then runs each other plugin's build.sh. A build.sh installs its
-# toolchain (apt-get, npm) when it can; when it cannot it exits 3 after
-# printing "skipped <lang>: <why>", and that plugin keeps its committed .wasm.
+# quick; <dir>/goflags, if present, adds build flags: see plugins/fetch),
+# then runs each other plugin's build.sh. A build.sh installs its toolchain
+# (apt-get, npm) when it can; when it cannot it exits 3 after printing
+# "skipped <lang>: <why>", and that plugin keeps its committed .wasm.
 plugins:
 	@for d in $(GO_PLUGINS); do \
 		out=$$d/$$(basename $$d).wasm; \
@@ -95,7 +96,8 @@ test: plugins-check plugins vet
 # -race (the host's own tests are). REFTEST_RUN narrows them (go test -run).
 REFTEST_RUN ?= .
 reference: build plugins
-	@eval "$$(scripts/reference-servers.sh --install | sed -n 's/^dir: */refdir=/p; s/^node: */node=/p')"; \
+	@where=$$(scripts/reference-servers.sh --install) || exit 1; \
+	eval "$$(echo "$$where" | sed -n 's/^dir: */refdir=/p; s/^node: */node=/p')"; \
 	echo "MCPHOST_BIN=$(CURDIR)/$(BIN) MCPHOST_NODE=$$node MCPHOST_REFERENCE_DIR=$$refdir $(GO) test -count=1 -run '$(REFTEST_RUN)' ./reftest/"; \
 	MCPHOST_BIN=$(CURDIR)/$(BIN) MCPHOST_NODE=$$node MCPHOST_REFERENCE_DIR=$$refdir $(GO) test -count=1 -run '$(REFTEST_RUN)' ./reftest/
 

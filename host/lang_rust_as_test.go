@@ -30,13 +30,15 @@ import (
 // connects a go-sdk client to it in memory.
 func rustASHost(t *testing.T, name string) *mcp.ClientSession {
 	t.Helper()
+	// A generous deadline: these tests check what the plugins answer, and
+	// a 64 KiB prompt under -race on a loaded machine has taken over 10 s.
 	h, _ := newHost(t, `
 [server]
 watch = false
 [[plugin]]
 name = "`+name+`"
 path = "`+committedWasm(t, name)+`"
-timeout = "10s"
+timeout = "120s"
 memory_mb = 32
 `)
 	return connect(t, h, nil, "")

@@ -215,7 +215,7 @@ func TestStateBoundsRefuseWithTheirNames(t *testing.T) {
 	put(t, cs, "other_put", "big", big)
 
 	for payload, want := range map[string]string{
-		`{"key":"k","value":1,"ttl":5}`: `state_set: unknown field "ttl" in the payload (expected key, value)`,
+		`{"key":"k","value":1,"ttl":5}`: `state_set: unknown field "ttl" in the payload (expected key, value, expect)`,
 		`{"KEY":"k","value":1}`:         `state_set: unknown field "KEY"`,
 		`{"value":1}`:                   "state_set: key is missing",
 		`{"key":7}`:                     "state_set: key is not a string",

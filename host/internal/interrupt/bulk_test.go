@@ -114,7 +114,9 @@ var bulkOps = []string{
 // after it, a trap where it traps.
 func TestBulkOperationsAsOriginal(t *testing.T) {
 	for _, op := range bulkOps {
-		if !differential(t, testutil.WAT(t, bulkModule(op))) {
+		// Every operation ends: a generous budget, so that a loaded
+		// machine is not taken for a module that never ends.
+		if !differentialWithin(t, testutil.WAT(t, bulkModule(op)), 10*time.Second) {
 			t.Errorf("%s: not compared", op)
 		}
 	}

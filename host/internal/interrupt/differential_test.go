@@ -128,8 +128,16 @@ func FuzzInstrumentDifferential(f *testing.F) {
 
 // differential is FuzzInstrumentDifferential's check of one module b;
 // it reports whether the comparison ran to the end (false: the module
-// was refused, does not compile, or timed out instrumented).
+// was refused, does not compile, or timed out instrumented, each export
+// given 20 ms: a fuzzed module may never end).
 func differential(t *testing.T, b []byte) bool {
+	return differentialWithin(t, b, 20*time.Millisecond)
+}
+
+// differentialWithin is differential with perCall for each export of the
+// instrumented copy, for modules known to end (a loaded machine can take
+// more than 20 ms over a large bulk operation).
+func differentialWithin(t *testing.T, b []byte, perCall time.Duration) bool {
 	out, err := Instrument(b, testLimits)
 	if err != nil {
 		return false
@@ -153,7 +161,7 @@ func differential(t *testing.T, b []byte) bool {
 	defer rt.Close(ctx)
 	var checks atomic.Int64
 	instantiateCheck(t, rt, &checks)
-	got, err := runExports(rt, out, 20*time.Millisecond, 2*time.Second)
+	got, err := runExports(rt, out, perCall, max(2*time.Second, 4*perCall))
 	if err != nil {
 		// A name section wazero finds invalid (not UTF-8) makes it
 		// refuse the original as much as the copy, which keeps it.
