@@ -147,39 +147,28 @@ func appendRelationFields(b []byte, r Relation) []byte {
 	return appendJSString(b, r.RelationType)
 }
 
-func appendStrings(b []byte, list []string) []byte {
-	b = append(b, '[')
-	for i, s := range list {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendJSString(b, s)
-	}
-	return append(b, ']')
-}
+func appendStrings(b []byte, list []string) []byte { return appendList(b, list, appendJSString) }
 
 func appendEntities(b []byte, list []Entity) []byte {
-	b = append(b, '[')
-	for i, e := range list {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, '{')
-		b = appendEntityFields(b, e)
-		b = append(b, '}')
-	}
-	return append(b, ']')
+	return appendList(b, list, func(b []byte, e Entity) []byte {
+		return append(appendEntityFields(append(b, '{'), e), '}')
+	})
 }
 
 func appendRelations(b []byte, list []Relation) []byte {
+	return appendList(b, list, func(b []byte, r Relation) []byte {
+		return append(appendRelationFields(append(b, '{'), r), '}')
+	})
+}
+
+// appendList appends list as a JSON array, each item by appendItem.
+func appendList[T any](b []byte, list []T, appendItem func([]byte, T) []byte) []byte {
 	b = append(b, '[')
-	for i, r := range list {
+	for i, item := range list {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, '{')
-		b = appendRelationFields(b, r)
-		b = append(b, '}')
+		b = appendItem(b, item)
 	}
 	return append(b, ']')
 }
