@@ -78,7 +78,14 @@ func start(t testing.TB, cfgText string) *started {
 // log is printed if the test failed.
 func newHost(t testing.TB, cfgText string) (*host.Host, *syncBuffer) {
 	t.Helper()
-	cfg, err := host.LoadConfig(testutil.WriteConfig(t, cfgText))
+	return newHostFromFile(t, testutil.WriteConfig(t, cfgText))
+}
+
+// newHostFromFile is newHost for the config file at path (which a test may
+// rewrite before a reload).
+func newHostFromFile(t testing.TB, path string) (*host.Host, *syncBuffer) {
+	t.Helper()
+	cfg, err := host.LoadConfig(path)
 	if err != nil {
 		t.Fatalf("LoadConfig: %v", err)
 	}

@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host"
@@ -57,33 +55,9 @@ type stateHost struct {
 func newStateHost(t *testing.T, cfgText string) *stateHost {
 	t.Helper()
 	path := testutil.WriteConfig(t, cfgText)
-	cfg, err := host.LoadConfig(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &syncBuffer{}
-	h, err := host.New(t.Context(), cfg, host.Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: logs})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- h.ServeStreamableHTTP(ctx, ln, 5*time.Second) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		if err := h.Close(context.Background()); err != nil {
-			t.Errorf("host.Close: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("host log:\n%s", logs.String())
-		}
-	})
-	return &stateHost{host: h, endpoint: "http://" + ln.Addr().String() + host.MCPPath, path: path, log: logs}
+	h, logs := newHostFromFile(t, path)
+	endpoint, _ := serveHTTPFor(t, h, 5*time.Second)
+	return &stateHost{host: h, endpoint: endpoint, path: path, log: logs}
 }
 
 // stateCall calls tool with args and returns its text and isError.
