@@ -112,12 +112,12 @@ func (s *testSite) agentsOf(path string) []string {
 }
 
 func ftFetchConfig(t *testing.T, config string) string {
-	return ftServerConfig + fmt.Sprintf("[[plugin]]\nname = \"fetch\"\npath = %q\nallowed_hosts = [\"127.0.0.1\"]\nallow_private_network = true\n%s\n", ftPlugin(t, "fetch"), config)
+	return ftServerConfig + fmt.Sprintf("[[plugin]]\nname = \"fetch\"\npath = %q\nallowed_hosts = [\"127.0.0.1\"]\nallow_private_network = true\n%s\n", pluginPath(t, "fetch"), config)
 }
 
 func TestFetchTool(t *testing.T) {
 	site := newTestSite(t, 200)
-	cs := ftServe(t, ftFetchConfig(t, ""))
+	cs := startMcphost(t, ftFetchConfig(t, ""), nil)
 	u := site.URL
 	fetch := func(args map[string]any) ftResult { return ftCall(t, cs, "fetch", args) }
 	rawPrefix := func(ctype string) string {
@@ -217,7 +217,7 @@ func TestFetchTool(t *testing.T) {
 
 func TestFetchRobotsConfig(t *testing.T) {
 	site := newTestSite(t, 200)
-	cs := ftServe(t, ftFetchConfig(t, `config = { ignore_robots_txt = "true", user_agent = "TestAgent/2.0" }`))
+	cs := startMcphost(t, ftFetchConfig(t, `config = { ignore_robots_txt = "true", user_agent = "TestAgent/2.0" }`), nil)
 	ftWant(t, "ignore_robots_txt", ftCall(t, cs, "fetch", map[string]any{"url": site.URL + "/private/secret.txt"}), false,
 		"Content type text/plain cannot be simplified to markdown, but here is the raw content:\nContents of "+site.URL+"/private/secret.txt:\nsecret")
 	if got := site.agentsOf("/robots.txt"); len(got) != 0 {
@@ -236,20 +236,20 @@ func TestFetchRobotsConfig(t *testing.T) {
 func TestFetchRobotsForbidden(t *testing.T) {
 	for _, status := range []int{401, 403} {
 		site := newTestSite(t, status)
-		cs := ftServe(t, ftFetchConfig(t, ""))
+		cs := startMcphost(t, ftFetchConfig(t, ""), nil)
 		ftWant(t, fmt.Sprint(status), ftCall(t, cs, "fetch", map[string]any{"url": site.URL + "/small.txt"}), true,
 			fmt.Sprintf("When fetching robots.txt (%s/robots.txt), received status %d so assuming that autonomous fetching is not allowed, the user can try manually fetching by using the fetch prompt", site.URL, status))
 	}
 	// Any other 4xx means no robots.txt: everything may be fetched.
 	site := newTestSite(t, 404)
-	cs := ftServe(t, ftFetchConfig(t, ""))
+	cs := startMcphost(t, ftFetchConfig(t, ""), nil)
 	ftWant(t, "404 robots.txt", ftCall(t, cs, "fetch", map[string]any{"url": site.URL + "/private/secret.txt"}), false,
 		"Content type text/plain cannot be simplified to markdown, but here is the raw content:\nContents of "+site.URL+"/private/secret.txt:\nsecret")
 }
 
 func TestFetchPrompt(t *testing.T) {
 	site := newTestSite(t, 200)
-	cs := ftServe(t, ftFetchConfig(t, ""))
+	cs := startMcphost(t, ftFetchConfig(t, ""), nil)
 	ctx := context.Background()
 	list, err := cs.ListPrompts(ctx, nil)
 	if err != nil || len(list.Prompts) != 1 || list.Prompts[0].Name != "fetch" || list.Prompts[0].Description != "Fetch a URL and extract its contents as markdown" ||

@@ -10,23 +10,9 @@ import (
 // The helpers of the fetch and time tests. Their names start with ft so
 // that they never collide with the shared harness (harness_test.go).
 
-// ftPlugin is the absolute path of plugins/NAME/NAME.wasm (make plugins).
-func ftPlugin(t *testing.T, name string) string {
-	t.Helper()
-	return pluginPath(t, name)
-}
-
 // ftServerConfig is the [server] table of the tests' configs: serve waits
 // for the plugins (a cold compile on a loaded machine takes a while).
 const ftServerConfig = "[server]\nstart_wait = \"300s\"\nwatch = false\n\n"
-
-// ftServe starts `$MCPHOST_BIN serve --config <config>` as a desktop client
-// does and connects a go-sdk client to it over stdio (startMcphost). The
-// test is skipped without MCPHOST_BIN.
-func ftServe(t *testing.T, config string) *mcp.ClientSession {
-	t.Helper()
-	return startMcphost(t, config, nil)
-}
 
 // ftResult is a tools/call outcome: the text of its one text content and
 // isError, or the protocol error.

@@ -17,7 +17,7 @@ import (
 // texts, compared with Go's own computation at the time of the call.
 
 func ftTimeConfig(t *testing.T, extra string) string {
-	return ftServerConfig + fmt.Sprintf("[[plugin]]\nname = \"time\"\npath = %q\n%s", ftPlugin(t, "time"), extra)
+	return ftServerConfig + fmt.Sprintf("[[plugin]]\nname = \"time\"\npath = %q\n%s", pluginPath(t, "time"), extra)
 }
 
 // timeJSON is the reference's text of a TimeResult, indented by pad.
@@ -47,7 +47,7 @@ func pyHours(seconds int) string {
 }
 
 func TestTimeTools(t *testing.T) {
-	cs := ftServe(t, ftTimeConfig(t, ""))
+	cs := startMcphost(t, ftTimeConfig(t, ""), nil)
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +92,7 @@ func TestTimeTools(t *testing.T) {
 }
 
 func TestTimeLocalZoneFromConfig(t *testing.T) {
-	cs := ftServe(t, ftTimeConfig(t, `config = { local_timezone = "Europe/Paris" }`))
+	cs := startMcphost(t, ftTimeConfig(t, `config = { local_timezone = "Europe/Paris" }`), nil)
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +106,7 @@ func TestTimeLocalZoneFromConfig(t *testing.T) {
 }
 
 func TestTimeGetCurrentTime(t *testing.T) {
-	cs := ftServe(t, ftTimeConfig(t, ""))
+	cs := startMcphost(t, ftTimeConfig(t, ""), nil)
 	for _, zone := range []string{"UTC", "America/New_York", "Europe/London", "Asia/Kolkata", "Asia/Kathmandu", "Australia/Lord_Howe", "Pacific/Chatham", "America/St_Johns", "Europe/Dublin"} {
 		loc, err := time.LoadLocation(zone)
 		if err != nil {
@@ -132,7 +132,7 @@ func TestTimeGetCurrentTime(t *testing.T) {
 }
 
 func TestTimeConvert(t *testing.T) {
-	cs := ftServe(t, ftTimeConfig(t, ""))
+	cs := startMcphost(t, ftTimeConfig(t, ""), nil)
 	cases := []struct{ src, hhmm, dst, diff string }{
 		{"UTC", "12:00", "Asia/Kolkata", "+5.5h"},
 		{"Asia/Kolkata", "09:30", "UTC", "-5.5h"},
@@ -181,7 +181,7 @@ func TestTimeConvert(t *testing.T) {
 }
 
 func TestTimeErrors(t *testing.T) {
-	cs := ftServe(t, ftTimeConfig(t, ""))
+	cs := startMcphost(t, ftTimeConfig(t, ""), nil)
 	const prefix = "Error processing mcp-server-time query: "
 	cases := []struct {
 		tool string
