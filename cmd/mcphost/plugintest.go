@@ -192,7 +192,7 @@ func testPlugin(ctx context.Context, path string, toolArgs, pluginConfig map[str
 	if len(pluginConfig) > 0 {
 		extra += "[plugin.config]\n"
 		for k, v := range pluginConfig {
-			extra += fmt.Sprintf("%q = %q\n", k, v)
+			extra += tomlQuote(k) + " = " + tomlQuote(v) + "\n"
 		}
 	}
 	logger := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: "mcphost", Level: hclog.Warn, Output: stderr})
