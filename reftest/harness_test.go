@@ -169,12 +169,10 @@ func call(t testing.TB, cs *mcp.ClientSession, name string, args any) Outcome {
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
-		var rpcErr interface{ Error() string }
 		if ctx.Err() != nil {
 			t.Fatalf("call %s: %v", name, err)
 		}
-		rpcErr = err
-		return Outcome{ProtocolError: rpcErr.Error()}
+		return Outcome{ProtocolError: err.Error()}
 	}
 	out := Outcome{IsError: res.IsError, Structured: res.StructuredContent}
 	for _, c := range res.Content {
