@@ -3,6 +3,7 @@ package reftest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -169,8 +171,9 @@ func call(t testing.TB, cs *mcp.ClientSession, name string, args any) Outcome {
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
-		if ctx.Err() != nil {
-			t.Fatalf("call %s: %v", name, err)
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) {
+			t.Fatalf("call %s: %v", name, err) // not an answer: the server died or hung
 		}
 		return Outcome{ProtocolError: err.Error()}
 	}
