@@ -12,10 +12,13 @@ import (
 
 // TestCompilationCacheIsPruned: compiled modules not used for 30 days go,
 // in wazero's directories one or two levels down; recent ones, one read
-// lately, and every file outside wazero's directories stay.
+// lately, and every file outside wazero's directories stay. A file's
+// change time counts as a use (it is when an image was unpacked), and no
+// one can set it back: the prune is judged 60 days from now, so that the
+// files just written are old by it.
 func TestCompilationCacheIsPruned(t *testing.T) {
 	dir := t.TempDir()
-	now := time.Now()
+	now := time.Now().Add(60 * 24 * time.Hour)
 	old, recent := now.Add(-40*24*time.Hour), now.Add(-24*time.Hour)
 	files := []struct {
 		path          string

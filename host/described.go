@@ -13,6 +13,7 @@ import (
 	"github.com/mcphost/mcphost/host/internal/config"
 	"github.com/mcphost/mcphost/host/internal/listcache"
 	"github.com/mcphost/mcphost/host/internal/plugin"
+	"github.com/mcphost/mcphost/host/internal/shipped"
 )
 
 // The description cache (package listcache) lets a host whose plugins are
@@ -48,16 +49,20 @@ type describing struct {
 	key   string            // "" when the plugin is not cached
 	entry *listcache.Entry  // nil: none usable
 	file  listcache.FileKey // the file's before it was read (local files)
+	// live is set when the plugin must be listed from its module (a
+	// reload it asked for, validate, plugin test); volatile when its
+	// lists were found to change with the same module.
+	live, volatile bool
 }
 
 // describing looks pc up in the description cache. A plugin is cached when
 // the cache is on, it is loaded the ordinary way (mcphost flavor, checked
-// when written), and it has no min_instances (which asks for it to be warm
-// at start). live skips the lookup: the plugin is loaded from its file and
+// when written), and it has no min_instances and an idle_timeout (either
+// asks for it to be warm from the start). live skips the lookup: the plugin is loaded from its file and
 // its entry written again.
 func (h *Host) describing(pc config.Plugin, live bool) *describing {
-	d := &describing{h: h, pc: pc, env: h.pluginEnv(pc)}
-	if h.descriptions == nil || pc.MinInstances > 0 {
+	d := &describing{h: h, pc: pc, env: h.pluginEnv(pc), live: live || h.loadEveryPlugin}
+	if h.descriptions == nil || keptWarm(pc) {
 		return d
 	}
 	settings, err := json.Marshal(struct {
@@ -79,6 +84,7 @@ func (h *Host) describing(pc config.Plugin, live bool) *describing {
 	case e != nil && e.Volatile:
 		h.logger.Debug("plugin lists otherwise than its description at times; loading it", "plugin", pc.Name)
 		d.key = "" // and the mark stays
+		d.volatile = true
 	case !live:
 		d.entry = e
 	}
@@ -101,7 +107,7 @@ func (d *describing) fromFileKey(ctx context.Context) *loadedPlugin {
 		d.h.logger.Warn("cached description names no valid digest; loading the plugin", "plugin", d.pc.Name)
 		return nil
 	}
-	return d.make(ctx, hash, nil)
+	return d.make(ctx, e, hash, nil, false)
 }
 
 // fromDigest makes the plugin from its entry when the module read has the
@@ -112,7 +118,7 @@ func (d *describing) fromDigest(ctx context.Context, hash [sha256.Size]byte, rem
 	if e == nil || e.Digest != hex.EncodeToString(hash[:]) {
 		return nil
 	}
-	lp := d.make(ctx, hash, remote)
+	lp := d.make(ctx, e, hash, remote, false)
 	if lp != nil && d.pc.Source == "" && e.File != d.file && d.stillUnchanged() {
 		updated := *e
 		updated.File = d.file
@@ -130,11 +136,12 @@ func (d *describing) stillUnchanged() bool {
 	return err == nil && fk == d.file && fk != (listcache.FileKey{})
 }
 
-// make builds the plugin's generation from its entry and lists it through
-// the bridge's checks; nil (logged) when that fails, for the caller to
-// load the plugin instead.
-func (d *describing) make(ctx context.Context, hash [sha256.Size]byte, remote *remoteModule) *loadedPlugin {
-	h, pc, e := d.h, d.pc, d.entry
+// make builds the plugin's generation from e (an entry of the cache, or
+// made of the description the module ships) and lists it through the
+// bridge's checks; nil (logged) when that fails, for the caller to load
+// the plugin instead.
+func (d *describing) make(ctx context.Context, e *listcache.Entry, hash [sha256.Size]byte, remote *remoteModule, fromModule bool) *loadedPlugin {
+	h, pc := d.h, d.pc
 	digest := e.Digest
 	fetch := func(ctx context.Context) ([]byte, error) {
 		wasm, _, err := h.readModule(ctx, pc)
@@ -146,27 +153,125 @@ func (d *describing) make(ctx context.Context, hash [sha256.Size]byte, remote *r
 			if pc.Source != "" {
 				where = pc.Source
 			}
-			return nil, fmt.Errorf("%w: plugin %q: %s has sha256 %s, its cached description was of %s; reloading it",
-				plugin.ErrStaleDescription, pc.Name, where, hex.EncodeToString(sum[:]), digest)
+			stale, of := plugin.ErrStaleDescription, "its cached description was of"
+			if fromModule {
+				stale, of = errShippedStale, "the description was read from the module of sha256"
+			}
+			return nil, fmt.Errorf("%w: plugin %q: %s has sha256 %s, %s %s; reloading it",
+				stale, pc.Name, where, hex.EncodeToString(sum[:]), of, digest)
 		}
 		return wasm, nil
 	}
 	key := d.key
-	onStale := func(err error) { h.staleDescription(pc.Name, key, err) }
-	p, err := plugin.FromDescription(h.pluginOptions(pc, d.env), e.Description, fetch, onStale)
+	what := "cached description"
+	hooks := plugin.DescribedHooks{OnStale: func(err error) { h.staleDescription(pc.Name, key, err) }}
+	if fromModule {
+		what = "description the module ships"
+		hooks = plugin.DescribedHooks{
+			OnStale:    func(err error) { h.staleShipped(pc.Name, err) },
+			OnVerified: func() { d.verifiedShipped(e) },
+			Stale:      errShippedStale,
+		}
+	}
+	p, err := plugin.FromDescription(h.pluginOptions(pc, d.env), e.Description, fetch, hooks)
 	if err != nil {
-		h.logger.Warn("cached description unusable; loading the plugin", "plugin", pc.Name, "error", err)
+		h.logger.Warn(what+" unusable; loading the plugin", "plugin", pc.Name, "error", err)
 		return nil
 	}
 	lp := newLoadedPlugin(pc, hash, p)
 	lp.remote = remote
+	lp.unverified = fromModule
 	if err := lp.listFrom(ctx, h.logger, &replayer{Plugin: p, calls: e.Description.Lists}); err != nil {
 		_ = p.Close(context.WithoutCancel(ctx))
-		h.logger.Warn("cached description unusable; loading the plugin", "plugin", pc.Name, "error", err)
+		h.logger.Warn(what+" unusable; loading the plugin", "plugin", pc.Name, "error", err)
 		return nil
 	}
-	h.logger.Debug("plugin described from the cache; it activates on its first call", "plugin", pc.Name)
+	h.logger.Debug("plugin described from its "+what+"; it activates on its first call", "plugin", pc.Name)
 	return lp
+}
+
+// keptWarm reports whether the plugin asks to be active from the start
+// (min_instances, or idle_timeout = "0"): it is loaded from its module,
+// never served from a description.
+func keptWarm(pc config.Plugin) bool {
+	return pc.MinInstances > 0 || pc.IdleTimeout == 0
+}
+
+// errShippedStale is the error of a call to a plugin whose module, at its
+// first activation, does not match the description it ships.
+var errShippedStale = plugin.StaleDescription{Text: "the plugin does not match the description its module ships"}
+
+// fromModule makes the plugin from the description its module ships
+// (package shipped), for a plugin with no usable cached one; nil when the
+// module ships none or it cannot be used (logged), for the caller to load
+// the plugin from its module. A plugin that must be listed live, that has
+// min_instances, or whose lists were found to change is loaded instead.
+func (d *describing) fromModule(ctx context.Context, wasm []byte, hash [sha256.Size]byte, remote *remoteModule) *loadedPlugin {
+	if d.live || d.volatile || keptWarm(d.pc) {
+		return nil
+	}
+	data, found, err := shipped.Find(wasm)
+	if err != nil || !found {
+		return nil // a module that cannot be split fails its load, with the reason
+	}
+	desc, err := shipped.Decode(data)
+	if err != nil {
+		d.h.logger.Warn("the description the module ships is unusable; loading the plugin", "plugin", d.pc.Name, "error", err)
+		return nil
+	}
+	if desc.Flavor != plugin.FlavorMCPHost {
+		d.h.logger.Warn("the description the module ships is not of an mcphost plugin; loading the plugin", "plugin", d.pc.Name, "flavor", desc.Flavor)
+		return nil
+	}
+	return d.make(ctx, &listcache.Entry{Key: d.key, Digest: hex.EncodeToString(hash[:]), Description: desc}, hash, remote, true)
+}
+
+// verifiedShipped records, once the first activation found the module and
+// its lists to be the ones its shipped description gives, that description
+// in the cache as if the plugin had been listed live with these settings
+// (it has): the next start finds it there without reading the module.
+func (d *describing) verifiedShipped(e *listcache.Entry) {
+	if d.key == "" || d.h.descriptions == nil {
+		return
+	}
+	entry := *e
+	if d.pc.Source == "" && d.stillUnchanged() {
+		entry.File = d.file
+	}
+	if err := d.h.descriptions.Put(&entry); err != nil {
+		d.h.logger.Debug("cannot cache the plugin's description", "plugin", d.pc.Name, "error", err)
+	}
+}
+
+// staleShipped handles a plugin whose first activation found that its
+// module, or its lists with these settings, are not what the description
+// the module ships says (a description made with other config, or one
+// that lies): it is reloaded from its module, as for a stale cached
+// description, and listed live; that load caches what it lists.
+func (h *Host) staleShipped(name string, err error) {
+	h.logger.Warn("plugin does not list what its module's description says; refusing its calls and reloading it", "plugin", name, "error", err)
+	h.listChanged(context.Background(), name, "tools")
+}
+
+// shippedStatus says how the description the module ships compares with
+// the plugin's lists just read live, for validate, inspect and plugin
+// test: "" when the module ships none.
+func shippedStatus(wasm []byte, live plugin.Description) string {
+	data, found, err := shipped.Find(wasm)
+	switch {
+	case err != nil:
+		return "unreadable: " + err.Error()
+	case !found:
+		return ""
+	}
+	desc, err := shipped.Decode(data)
+	if err != nil {
+		return "unusable: " + err.Error()
+	}
+	if err := desc.Matches(live); err != nil {
+		return "differs from its lists with this config (" + err.Error() + "): a host without its cached description serves these lists until the first call, which is refused while the plugin is reloaded"
+	}
+	return "matches its lists"
 }
 
 // write records the description of a plugin just loaded (and listed

@@ -44,6 +44,16 @@ type loadedPlugin struct {
 	// back (a new file or config makes a new generation, judged afresh).
 	refused []bridge.Refusal
 	hostile bool
+	// unverified is set while the generation serves the lists of the
+	// description its module ships, before a first activation checked
+	// them (the background preparation activates it early: prepare.go).
+	unverified bool
+	// live is what the plugin offered when listed from its module, and
+	// shipped how the description its module ships compares with it
+	// (set for the hosts of validate, inspect, plugin test, warm and
+	// describe only).
+	live    *plugin.Description
+	shipped string
 
 	mu      sync.Mutex
 	refs    int

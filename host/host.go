@@ -38,6 +38,7 @@ import (
 	"github.com/mcphost/mcphost/host/internal/listcache"
 	"github.com/mcphost/mcphost/host/internal/plugin"
 	"github.com/mcphost/mcphost/host/internal/pluginstate"
+	"github.com/mcphost/mcphost/host/internal/shipped"
 )
 
 // Config is a decoded and validated mcphost.toml.
@@ -75,9 +76,16 @@ type Options struct {
 	// audit log is opened and plugins compile in memory.
 	ReadOnly bool
 	// LoadEveryPlugin makes New load every plugin's module, never
-	// serving one from its cached description (`plugin test`, `plugin
-	// inspect`). ReadOnly implies it.
+	// serving one from its cached description or the one its module
+	// ships (`plugin test`, `plugin inspect`). ReadOnly and Warm imply
+	// it.
 	LoadEveryPlugin bool
+	// Warm makes New load every plugin's module and record what it learns
+	// in cache_dir: the compiled code and the description of each plugin,
+	// so that a later start (from a container image, say) compiles
+	// nothing and reads no module before its first call (`mcphost plugin
+	// warm`).
+	Warm bool
 }
 
 // Network resolves host names and dials checked addresses for egress.
@@ -104,6 +112,9 @@ type Host struct {
 	budget *plugin.Budget
 	// state is the state plugins keep per client session (state.go).
 	state *pluginstate.Store
+	// prep prepares in the background the plugins served from the
+	// descriptions their modules ship (prepare.go).
+	prep preparer
 
 	// settings is the [server] table as started: reloads never change it,
 	// so it is read without a lock.
@@ -127,6 +138,9 @@ type Host struct {
 	audit          *audit.Log // nil: no audit log
 	auditArguments bool
 	readOnly       bool // see Options.ReadOnly
+	// loadEveryPlugin: every plugin is loaded from its module
+	// (Options.LoadEveryPlugin, ReadOnly, Warm).
+	loadEveryPlugin bool
 	// draining is set once shutdown begins: /readyz reports unready.
 	draining atomic.Bool
 
@@ -170,6 +184,15 @@ type PluginInfo struct {
 	// because it hides text or offers look-alike names.
 	LeftOut []LeftOut
 	Hostile bool
+	// ShippedDescription says how the description the plugin's module
+	// ships (`mcphost plugin describe`) compares with what it lists with
+	// this config: "matches its lists", or why it does not; "" when the
+	// module ships none, or when the plugin was not listed from its module.
+	ShippedDescription string
+	// Description is what the plugin offered when listed from its module,
+	// encoded as `mcphost plugin describe` ships it (nil when it was not
+	// listed from its module, or is not an mcphost plugin).
+	Description []byte
 }
 
 // New loads every plugin of cfg (in parallel) and registers what each
@@ -197,7 +220,9 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 	}
 
 	h := &Host{cfg: cfg, settings: cfg.Server, logger: logger, relist: newAnnouncements(), released: make(chan struct{}, 1), done: make(chan struct{}), code: plugin.NewCodeCache()}
-	h.readOnly = opts.ReadOnly
+	// warm writes its caches and nothing else: no lock file, no audit log.
+	h.readOnly = opts.ReadOnly || opts.Warm
+	h.loadEveryPlugin = opts.LoadEveryPlugin || opts.ReadOnly || opts.Warm
 	h.budget = plugin.NewBudget(int64(cfg.Server.MaxMemoryMB) << 20)
 	h.state = newStateStore(cfg.Server.MaxStateMB)
 	if opts.Network != nil {
@@ -208,6 +233,9 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 		pruneCompilationCache(h.cacheDir, time.Now(), logger)
 		if !opts.LoadEveryPlugin {
 			h.descriptions = h.openDescriptions(h.cacheDir)
+		}
+		if opts.Warm && h.cacheDir == "" {
+			return nil, errors.New(`warm: there is no compilation cache to fill ([server] cache_dir = "off", or the directory is unusable: see the warning above)`)
 		}
 	}
 
@@ -290,7 +318,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 	})
 	h.state.SetSessions(h.server.Sessions)
 	h.metrics = newMetrics(h)
-	if cfg.Server.Audit.File != "" && !opts.ReadOnly {
+	if cfg.Server.Audit.File != "" && !h.readOnly {
 		stderr := opts.Stderr
 		if stderr == nil {
 			stderr = os.Stderr
@@ -323,6 +351,8 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 	loopCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	h.stop = stop
 	go h.background(loopCtx)
+	h.startPreparing(loopCtx)
+	h.prepareLater(h.plugins)
 	return h, nil
 }
 
@@ -437,6 +467,9 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 	if lp := d.fromDigest(ctx, hash, remote); lp != nil {
 		return lp, nil
 	}
+	if lp := d.fromModule(ctx, wasm, hash, remote); lp != nil {
+		return lp, nil
+	}
 	opts := h.pluginOptions(pc, d.env)
 	opts.Wasm = wasm
 	p, err := plugin.Load(ctx, opts)
@@ -451,6 +484,14 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 		return nil, fmt.Errorf("load plugin %q from %s: %w", pc.Name, pc.Path, err)
 	}
 	d.write(hash, p, rec.calls)
+	if h.loadEveryPlugin && p.Flavor() == plugin.FlavorMCPHost {
+		// validate, inspect, plugin test, warm and describe: what the
+		// plugin offers, to compare with (or write as) what it ships.
+		live := p.Describe()
+		live.Lists = rec.calls
+		lp.live = &live
+		lp.shipped = shippedStatus(wasm, live)
+	}
 	// Its lists are read: until its first call the plugin holds no
 	// instance and no compiled module (lazy.go in package plugin).
 	p.Idle()
@@ -603,7 +644,15 @@ func (h *Host) Plugins() []PluginInfo {
 			Tools: sorted(tools), Resources: sorted(resources), Templates: sorted(templates), Prompts: sorted(prompts),
 			Grants: grants(lp.cfg), Limits: limits(lp.cfg),
 			LeftOut: c.leftOut[lp], Hostile: wholeLeftOut(c.leftOut[lp]),
+			ShippedDescription: lp.shipped,
 		})
+		if lp.live != nil {
+			if data, err := shipped.Encode(*lp.live); err == nil {
+				infos[len(infos)-1].Description = data
+			} else {
+				infos[len(infos)-1].ShippedDescription = "cannot be shipped: " + err.Error()
+			}
+		}
 		remoteInfo(&infos[len(infos)-1], lp)
 	}
 	return infos
@@ -653,6 +702,7 @@ func (h *Host) Close(ctx context.Context) error {
 	defer stopRequests()
 	h.stop()
 	<-h.done
+	h.prep.workers.Wait()
 	h.closeLate(ctx)
 	h.reloadMu.Lock()
 	plugins := h.plugins

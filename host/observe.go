@@ -25,6 +25,8 @@ type metrics struct {
 	// sessionsRefused counts requests refused because max_sessions
 	// sessions were open (limitSessions).
 	sessionsRefused prometheus.Counter
+	// prepared counts plugins compiled in the background (prepare.go).
+	prepared prometheus.Counter
 }
 
 func newMetrics(h *Host) *metrics {
@@ -43,6 +45,10 @@ func newMetrics(h *Host) *metrics {
 			Name: "mcphost_reloads_total",
 			Help: "Reloads of the config and plugins, by result (ok, failed: something was not applied).",
 		}, []string{"result"}),
+		prepared: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mcphost_plugins_prepared_total",
+			Help: "Plugins served from the description their module ships that the host compiled and checked in the background, before any call.",
+		}),
 		sessions: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "mcphost_sessions_started_total",
 			Help: "MCP sessions initialized.",
@@ -52,7 +58,11 @@ func newMetrics(h *Host) *metrics {
 			Help: "Requests that would have opened an HTTP session, refused with 503 because [server] max_sessions sessions (or the token user's max_sessions_per_user) were open.",
 		}),
 	}
-	m.registry.MustRegister(m.calls, m.duration, m.reloads, m.sessions, m.sessionsRefused, &hostCollector{h: h},
+	preparing := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "mcphost_plugins_preparing",
+		Help: "Plugins waiting for, or in, their background compilation (prepare.go).",
+	}, func() float64 { return float64(h.prep.queued()) })
+	m.registry.MustRegister(m.calls, m.duration, m.reloads, m.sessions, m.sessionsRefused, m.prepared, preparing, &hostCollector{h: h},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

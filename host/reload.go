@@ -155,6 +155,13 @@ func (h *Host) reload(ctx context.Context, announced map[string]map[string]bool)
 			h.logger.Info("plugin removed", "plugin", name)
 		}
 	}
+	var fresh []*loadedPlugin
+	for _, lp := range next {
+		if current[lp.cfg.Name] != lp {
+			fresh = append(fresh, lp)
+		}
+	}
+	h.prepareLater(fresh)
 	h.plugins = next
 	h.cfg = cfg
 

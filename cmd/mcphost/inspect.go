@@ -45,6 +45,10 @@ type inspection struct {
 	// and Asks the grants its artifact asks for (never given for asking).
 	Digest string   `json:"digest,omitempty"`
 	Asks   []string `json:"asks,omitempty"`
+	// Description says whether the module ships a description of what it
+	// offers (`plugin describe`) and how it compares with its lists:
+	// "none", "matches its lists", or what differs.
+	Description string `json:"description,omitempty"`
 
 	// leftOut is the error LeftOut makes (nil for none), and leftOutLines
 	// its lines, to print.
@@ -75,6 +79,8 @@ var providedModules = []string{"extism:host/env", "extism:host/user", "wasi_snap
 const pluginUsage = `Usage:
   mcphost plugin inspect [--json] FILE.wasm              what a plugin offers and would need granted
   mcphost plugin test [--args TOOL=JSON]... FILE.wasm    call everything a plugin offers, check the replies
+  mcphost plugin describe [--check] FILE.wasm            write what a plugin offers into its module, so hosts list it without compiling
+  mcphost plugin warm [--config FILE]                    compile every plugin of a config into its cache_dir (for images that start warm)
   mcphost plugin new --lang go|c|rust|as|wat NAME [DIR]  scaffold a plugin that builds and loads as is
   mcphost plugin accept [--config FILE] [NAME...]        accept plugins' changed tool definitions (lock file)
   mcphost plugin push [--asks-…] FILE.wasm oci://R/P:TAG  publish a plugin to a registry (with the grants it asks for)
@@ -88,7 +94,7 @@ mcphost plugin SUBCOMMAND --help describes a subcommand's flags.
 func runPlugin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, pluginUsage)
-		return &usageError{"plugin: expected a subcommand: inspect, test, new, accept, push, sign, pull, update"}
+		return &usageError{"plugin: expected a subcommand: inspect, test, describe, warm, new, accept, push, sign, pull, update"}
 	}
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
@@ -98,6 +104,10 @@ func runPlugin(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return runInspect(ctx, args[1:], stdout, stderr)
 	case "test":
 		return runPluginTest(ctx, args[1:], stdout, stderr)
+	case "describe":
+		return runDescribe(ctx, args[1:], stdout, stderr)
+	case "warm":
+		return runWarm(ctx, args[1:], stdout, stderr)
 	case "new":
 		return runNew(args[1:], stdout, stderr)
 	case "accept":
@@ -112,7 +122,7 @@ func runPlugin(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return runSign(ctx, args[1:], stdout, stderr)
 	default:
 		fmt.Fprint(stderr, pluginUsage)
-		return &usageError{fmt.Sprintf("plugin: unknown subcommand %q (expected inspect, test, new, accept, push, sign, pull, update)", args[0])}
+		return &usageError{fmt.Sprintf("plugin: unknown subcommand %q (expected inspect, test, describe, warm, new, accept, push, sign, pull, update)", args[0])}
 	}
 }
 
@@ -216,6 +226,10 @@ func inspect(ctx context.Context, path string) (*inspection, error) {
 	in.Templates = append(in.Templates, p.Templates...)
 	in.Prompts = append(in.Prompts, p.Prompts...)
 	in.LeftOut, in.Hostile = leftOutItems(p), p.Hostile
+	in.Description = p.ShippedDescription
+	if in.Description == "" && p.Description != nil {
+		in.Description = "none"
+	}
 	in.leftOut = checkLeftOut(path, []host.PluginInfo{p}, true)
 	in.leftOutLines = leftOutLines("", p)
 	return in, nil
@@ -238,6 +252,15 @@ func printInspection(w io.Writer, in *inspection) {
 	}
 	for _, l := range in.leftOutLines {
 		fmt.Fprintf(w, "  LEFT OUT %s\n", l)
+	}
+	switch in.Description {
+	case "":
+	case "none":
+		fmt.Fprintf(w, "  ships    no description (hosts compile it to list it; `mcphost plugin describe` writes one)\n")
+	case "matches its lists":
+		fmt.Fprintf(w, "  ships    a description that matches its lists\n")
+	default:
+		fmt.Fprintf(w, "  ships    a description that %s\n", in.Description)
 	}
 	list("tools", in.Tools)
 	list("resources", in.Resources)

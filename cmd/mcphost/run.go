@@ -355,6 +355,13 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			fmt.Fprintf(stdout, "    asks   %s (%s)\n", a, given)
 		}
 		fmt.Fprintf(stdout, "    limits %s\n", p.Limits)
+		switch p.ShippedDescription {
+		case "":
+		case "matches its lists":
+			fmt.Fprintf(stdout, "    ships  a description that matches its lists\n")
+		default:
+			fmt.Fprintf(stdout, "    ships  a description that %s\n", p.ShippedDescription)
+		}
 		for _, kind := range []struct {
 			name  string
 			items []string

@@ -110,6 +110,10 @@ type Server struct {
 	// StartWait is the longest `serve` waits for its plugins before it
 	// serves; a plugin still loading then joins when it is ready.
 	StartWait time.Duration
+	// BackgroundCompile compiles, once the host serves, the plugins it
+	// serves from the descriptions their modules ship, instead of at
+	// their first calls (background_compile).
+	BackgroundCompile bool
 	// MaxSessions is the most sessions the stateful HTTP transport keeps
 	// open at once; a request that would open another is refused.
 	MaxSessions int
@@ -304,6 +308,7 @@ type fileConfig struct {
 		AllowedOrigins []string `toml:"allowed_origins"`
 		SessionTimeout string   `toml:"session_timeout"`
 		StartWait      string   `toml:"start_wait"`
+		BackgroundComp *bool    `toml:"background_compile"`
 		MaxSessions    *int     `toml:"max_sessions"`
 		MaxPerUser     *int     `toml:"max_sessions_per_user"`
 		Watch          *bool    `toml:"watch"`
@@ -364,7 +369,7 @@ type filePlugin struct {
 
 var knownKeys = map[string][]string{
 	"server": {"name", "log_level", "cache_dir", "transport", "listen", "stateless", "page_size", "max_memory_mb", "max_state_mb", "list_ttl",
-		"allowed_origins", "session_timeout", "start_wait", "max_sessions", "max_sessions_per_user", "watch", "lock_file", "drain_delay", "metrics", "audit", "auth", "plugin_store", "trusted_keys",
+		"allowed_origins", "session_timeout", "start_wait", "background_compile", "max_sessions", "max_sessions_per_user", "watch", "lock_file", "drain_delay", "metrics", "audit", "auth", "plugin_store", "trusted_keys",
 		"trusted_root", "signer_subject", "signer_issuer"},
 	"server.metrics": {"enabled", "listen"},
 	"server.audit":   {"file", "arguments"},
@@ -623,6 +628,7 @@ func convertServer(path string, idx lineIndex, fc fileConfig, s *Server) []error
 	s.ListTTL = parseDuration("list_ttl", fs.ListTTL, 0, true)
 	s.SessionTimeout = parseDuration("session_timeout", fs.SessionTimeout, DefaultSessionTimeout, false)
 	s.StartWait = parseDuration("start_wait", fs.StartWait, DefaultStartWait, true)
+	s.BackgroundCompile = fs.BackgroundComp == nil || *fs.BackgroundComp
 	s.DrainDelay = parseDuration("drain_delay", fs.DrainDelay, 0, true)
 	s.MaxSessions = DefaultMaxSessions
 	if fs.MaxSessions != nil {

@@ -742,14 +742,20 @@ func startsWithLoop(r *reader) bool {
 	return false
 }
 
+// shippedDescription is the name of the custom section that holds a
+// plugin's description (shipped.SectionName).
+const shippedDescription = "mcphost.description"
+
 // rewriteCustom drops DWARF sections, whose code offsets the rewrite
-// invalidates (a stack trace would point at the wrong lines), and moves the
-// function indices of the name section. A name section it cannot read is
-// dropped: names only decorate stack traces.
+// invalidates (a stack trace would point at the wrong lines), and the
+// plugin's shipped description (package shipped: the host reads it from
+// the module as given, and the code compiled need not change with it), and
+// moves the function indices of the name section. A name section it
+// cannot read is dropped: names only decorate stack traces.
 func (m *module) rewriteCustom(b []byte) []byte {
 	r := newReader(b)
 	name := r.Name()
-	if r.Err != nil || bytes.HasPrefix(name, []byte(".debug_")) {
+	if r.Err != nil || bytes.HasPrefix(name, []byte(".debug_")) || string(name) == shippedDescription {
 		return nil
 	}
 	if string(name) != "name" {

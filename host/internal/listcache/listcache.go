@@ -17,6 +17,7 @@ package listcache
 import (
 	"bytes"
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -119,12 +120,42 @@ func hostBuild() string {
 		}
 	}
 	if exe, err := os.Executable(); err == nil {
-		if k, err := StatFile(exe); err == nil {
+		if id := goBuildID(exe); id != "" {
+			// Derived from the executable's content: the same build has the
+			// same one in a container image made elsewhere, where the
+			// file's inode and change time differ.
+			fmt.Fprintf(&b, "exe build id %s\n", id)
+		} else if k, err := StatFile(exe); err == nil {
 			fmt.Fprintf(&b, "exe %+v\n", k)
 		}
 	}
 	sum := sha256.Sum256(b.Bytes())
 	return hex.EncodeToString(sum[:])
+}
+
+// goBuildID returns the Go build ID the toolchain wrote into the ELF
+// executable at path (its ".note.go.buildid" note: hashes of the build's
+// inputs and of its content), or "" when there is none to read.
+func goBuildID(path string) string {
+	f, err := elf.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sec := f.Section(".note.go.buildid")
+	if sec == nil || sec.Size > 4096 {
+		return ""
+	}
+	note, err := sec.Data()
+	if err != nil || len(note) < 16 {
+		return ""
+	}
+	// namesz, descsz, type (4 bytes each), the name "Go\x00\x00", the ID.
+	nameSize, descSize := f.ByteOrder.Uint32(note[0:4]), f.ByteOrder.Uint32(note[4:8])
+	if nameSize != 4 || string(note[12:16]) != "Go\x00\x00" || int(descSize) > len(note)-16 {
+		return ""
+	}
+	return string(note[16 : 16+descSize])
 }
 
 // Key is the key of a plugin's entry: settings is everything about the
@@ -244,7 +275,7 @@ func (c *Cache) prune() {
 	}
 	for _, de := range entries {
 		info, err := de.Info()
-		if err != nil || !info.Mode().IsRegular() || time.Since(info.ModTime()) < maxAge {
+		if err != nil || !info.Mode().IsRegular() || time.Since(lastWritten(info)) < maxAge {
 			continue
 		}
 		if err := os.Remove(filepath.Join(c.dir, de.Name())); err != nil {

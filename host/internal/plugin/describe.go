@@ -25,6 +25,19 @@ import (
 // matches the description the plugin was made from.
 var ErrStaleDescription = errors.New("the plugin no longer matches its cached description")
 
+// StaleDescription is an ErrStaleDescription that says which description
+// the plugin does not match.
+type StaleDescription struct {
+	// Text is the error's text, e.g. "the plugin does not match the
+	// description its module ships".
+	Text string
+}
+
+func (e StaleDescription) Error() string { return e.Text }
+
+// Is makes a StaleDescription an ErrStaleDescription.
+func (e StaleDescription) Is(target error) bool { return target == ErrStaleDescription }
+
 // ErrListsDiffer is the ErrStaleDescription of a module that is the one
 // described but lists otherwise: its lists depend on something the
 // description's key does not cover (files, the clock).
@@ -63,17 +76,29 @@ type described struct {
 	desc  Description
 	opts  Options // for prepare; Wasm is fetched
 	fetch func(context.Context) ([]byte, error)
-	// onStale is called when the activation finds the module changed.
-	onStale func(error)
+	hooks DescribedHooks
+}
+
+// DescribedHooks tell the maker of a plugin made from a description how its
+// first activation went. Neither may block: they run in the activation.
+type DescribedHooks struct {
+	// OnStale is called when the first activation finds the module changed
+	// (the error wraps ErrStaleDescription).
+	OnStale func(error)
+	// OnVerified is called when the first activation found the module and
+	// its lists to be the ones described.
+	OnVerified func()
+	// Stale is the error a call gets when the module does not match (nil:
+	// ErrStaleDescription).
+	Stale error
 }
 
 // FromDescription makes the plugin of opts (whose Wasm is ignored) from d
 // without touching its module. fetch, called at the first activation,
 // returns the module's bytes; it must fail, wrapping ErrStaleDescription,
-// when they are not the bytes d was made from. onStale (which must not
-// block) is called when the first activation finds the module changed.
-// Only a plugin of FlavorMCPHost may be made so.
-func FromDescription(opts Options, d Description, fetch func(context.Context) ([]byte, error), onStale func(error)) (*Plugin, error) {
+// when they are not the bytes d was made from. hooks hear how the first
+// activation went. Only a plugin of FlavorMCPHost may be made so.
+func FromDescription(opts Options, d Description, fetch func(context.Context) ([]byte, error), hooks DescribedHooks) (*Plugin, error) {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
@@ -95,7 +120,7 @@ func FromDescription(opts Options, d Description, fetch func(context.Context) ([
 		p.exports[e] = true
 	}
 	opts.Wasm = nil
-	p.described = &described{desc: d, opts: opts, fetch: fetch, onStale: onStale}
+	p.described = &described{desc: d, opts: opts, fetch: fetch, hooks: hooks}
 	// Lists come from the description: the idle timeout applies from the
 	// first activation on.
 	p.settled = true
@@ -109,11 +134,11 @@ func (p *Plugin) describedSource(ctx context.Context) ([]byte, error) {
 	d := p.described
 	wasm, err := d.fetch(ctx)
 	if err == nil && checkWasmHeader(wasm) != nil {
-		err = fmt.Errorf("%w: %w", ErrStaleDescription, checkWasmHeader(wasm))
+		err = fmt.Errorf("%w: %w", p.staleError(), checkWasmHeader(wasm))
 	}
 	if err != nil {
-		if errors.Is(err, ErrStaleDescription) && d.onStale != nil {
-			d.onStale(err)
+		if errors.Is(err, ErrStaleDescription) && d.hooks.OnStale != nil {
+			d.hooks.OnStale(err)
 		}
 		return nil, err
 	}
@@ -128,6 +153,40 @@ func (p *Plugin) describedSource(ctx context.Context) ([]byte, error) {
 	p.useSource(prepared)
 	p.source.mu.Unlock()
 	return prepared.wasm, nil
+}
+
+// Matches reports whether d describes what live, a description of the
+// same module taken from a live load, does: the same flavor, ABI version
+// and exports, and the same output for every list call, in order. The
+// error says what differs.
+func (d Description) Matches(live Description) error {
+	if d.Flavor != live.Flavor {
+		return fmt.Errorf("it describes a %s plugin, the module is a %s one", d.Flavor, live.Flavor)
+	}
+	if d.ABIVersion != live.ABIVersion {
+		return fmt.Errorf("it describes ABI version %d, the module declares %d", d.ABIVersion, live.ABIVersion)
+	}
+	if !slices.Equal(d.Exports, live.Exports) {
+		return fmt.Errorf("it describes the exports %v, the module has %v", d.Exports, live.Exports)
+	}
+	if len(d.Lists) != len(live.Lists) {
+		return fmt.Errorf("it records %d list calls, listing the module took %d", len(d.Lists), len(live.Lists))
+	}
+	for i, c := range d.Lists {
+		if c.Export != live.Lists[i].Export || !bytes.Equal(c.Output, live.Lists[i].Output) {
+			return fmt.Errorf("%s answers otherwise than described (list call %d)", live.Lists[i].Export, i+1)
+		}
+	}
+	return nil
+}
+
+// staleError is the error that says the module does not match the
+// plugin's description.
+func (p *Plugin) staleError() error {
+	if s := p.described.hooks.Stale; s != nil {
+		return s
+	}
+	return ErrStaleDescription
 }
 
 // checkDescribed checks a's first instance against the description the
@@ -146,7 +205,7 @@ func (p *Plugin) checkDescribed(ctx context.Context, a *activation) error {
 		return err
 	}
 	if flavor != d.Flavor || version != d.ABIVersion || !slices.Equal(slices.Sorted(maps.Keys(exports)), d.Exports) {
-		return fmt.Errorf("%w: its flavor, ABI version or exports changed", ErrStaleDescription)
+		return fmt.Errorf("%w: its flavor, ABI version or exports changed", p.staleError())
 	}
 	for _, c := range d.Lists {
 		callCtx, cancel := context.WithTimeout(ctx, p.timeout)
@@ -157,7 +216,7 @@ func (p *Plugin) checkDescribed(ctx context.Context, a *activation) error {
 			return fmt.Errorf("%s: %w", c.Export, err)
 		}
 		if !bytes.Equal(out, c.Output) {
-			return fmt.Errorf("%w: %s now answers differently (%w)", ErrStaleDescription, c.Export, ErrListsDiffer)
+			return fmt.Errorf("%w: %s now answers differently (%w)", p.staleError(), c.Export, ErrListsDiffer)
 		}
 	}
 	healthy = true
@@ -169,13 +228,17 @@ func (p *Plugin) checkDescribed(ctx context.Context, a *activation) error {
 // and calls onStale. Once a matches, later activations are ordinary. The
 // caller is activate, which runs one at a time.
 func (p *Plugin) firstActivation(ctx context.Context, a *activation) error {
+	hooks := p.described.hooks
 	err := p.checkDescribed(ctx, a)
 	if err == nil {
+		if hooks.OnVerified != nil {
+			hooks.OnVerified()
+		}
 		return nil
 	}
 	_ = a.close(context.WithoutCancel(ctx))
-	if errors.Is(err, ErrStaleDescription) && p.described.onStale != nil {
-		p.described.onStale(err)
+	if errors.Is(err, ErrStaleDescription) && hooks.OnStale != nil {
+		hooks.OnStale(err)
 	}
 	return err
 }
