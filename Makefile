@@ -32,11 +32,15 @@ endif
 # then runs each other plugin's build.sh. A build.sh installs its toolchain
 # (apt-get, npm) when it can; when it cannot it exits 3 after printing
 # "skipped <lang>: <why>", and that plugin keeps its committed .wasm.
-plugins:
+# Each plugin under plugins/ then ships its description (`mcphost plugin
+# describe`, docs/config.md): a host with an empty cache lists it without
+# compiling it. (testdata/ plugins stay as built: tests describe their own.)
+plugins: build
 	@for d in $(GO_PLUGINS); do \
 		out=$$d/$$(basename $$d).wasm; \
 		echo "plugin  $$out"; \
 		GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 $(GO) build -buildmode=c-shared $$(cat $$d/goflags 2>/dev/null) -o $$out ./$$d || exit 1; \
+		case $$d in plugins/*) ./$(BIN) plugin describe $$out >/dev/null || exit 1 ;; esac; \
 	done
 ifeq ($(MCPHOST_SCRIPT_PLUGINS_CHECKED),)
 	@skipped=; for d in $(SCRIPT_PLUGINS); do \
