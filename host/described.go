@@ -253,6 +253,33 @@ func (h *Host) staleShipped(name string, err error) {
 	h.listChanged(context.Background(), name, "tools")
 }
 
+// shippableCalls returns calls with each input's context id (a random
+// number that tells calls apart in logs) set to 0, so that describing the
+// same module twice writes the same bytes (a reproducible build stays
+// reproducible). The first activation replays these inputs.
+func shippableCalls(calls []plugin.ListCall) []plugin.ListCall {
+	out := make([]plugin.ListCall, len(calls))
+	for i, c := range calls {
+		out[i] = c
+		var in map[string]any
+		if json.Unmarshal(c.Input, &in) != nil {
+			continue
+		}
+		ctx, ok := in["context"].(map[string]any)
+		if !ok {
+			continue
+		}
+		if _, ok := ctx["id"]; !ok {
+			continue
+		}
+		ctx["id"] = 0
+		if b, err := json.Marshal(in); err == nil {
+			out[i].Input = b
+		}
+	}
+	return out
+}
+
 // shippedStatus says how the description the module ships compares with
 // the plugin's lists just read live, for validate, inspect and plugin
 // test: "" when the module ships none.
@@ -269,7 +296,7 @@ func shippedStatus(wasm []byte, live plugin.Description) string {
 		return "unusable: " + err.Error()
 	}
 	if err := desc.Matches(live); err != nil {
-		return "differs from its lists with this config (" + err.Error() + "): a host without its cached description serves these lists until the first call, which is refused while the plugin is reloaded"
+		return "differs from its lists with this config (" + err.Error() + "): a host without a cached description serves it until the plugin's first activation (in the background, or for a call, which is then refused), then reloads the plugin from its module"
 	}
 	return "matches its lists"
 }

@@ -488,7 +488,7 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 		// validate, inspect, plugin test, warm and describe: what the
 		// plugin offers, to compare with (or write as) what it ships.
 		live := p.Describe()
-		live.Lists = rec.calls
+		live.Lists = shippableCalls(rec.calls)
 		lp.live = &live
 		lp.shipped = shippedStatus(wasm, live)
 	}

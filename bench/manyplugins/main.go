@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -43,6 +44,8 @@ func main() {
 	memoryMB := flag.Int("memory_mb", 0, "memory_mb of every plugin (0: not set; the default)")
 	budgetMB := flag.Int("max_memory_mb", 0, "[server] max_memory_mb (0: no budget)")
 	verbose := flag.Bool("v", false, "print every call's time")
+	probe := flag.Bool("probe", false, "during the first calls, call p0 (made warm first) from another session back to back, and compare its latency with the same calls before them")
+	waitCompiled := flag.Bool("wait-compiled", false, "after the calls, wait for the background compilation to end (mcphost_plugins_preparing 0) and report when it did")
 	flag.Parse()
 	files, err := filepath.Glob(*pattern)
 	if err != nil || len(files) == 0 {
@@ -121,7 +124,10 @@ func main() {
 		time.Sleep(5 * time.Millisecond)
 	}
 	ready := time.Since(began)
+	readyAt := time.Now()
 	fmt.Printf("plugins %d\nready %v\nrss_ready_mib %d\n", len(files), ready.Round(time.Millisecond), rssMiB(cmd.Process.Pid))
+	peak := newPeakRSS(cmd.Process.Pid)
+	defer peak.stop()
 
 	ctx := context.Background()
 	client := mcp.NewClient(&mcp.Implementation{Name: "manyplugins", Version: "1"}, nil)
@@ -169,18 +175,38 @@ func main() {
 		return time.Since(t)
 	}
 	var first, second []time.Duration
-	for i := range files {
+	var prober *probeCalls
+	start := 0
+	if *probe {
+		first = append(first, call(0))
+		start = 1
+		prober = newProbe(ctx, "http://"+addr+"/mcp", fmt.Sprintf("p0_%s", *tool), argv)
+		fmt.Printf("probe_before p50 %v p99 %v (%d calls)\n", pct(prober.run(2*time.Second), 50), pct(prober.last, 99), len(prober.last))
+		prober.start()
+	}
+	for i := start; i < len(files); i++ {
 		first = append(first, call(i))
 		if *verbose {
 			fmt.Printf("first call p%d %v\n", i, first[i].Round(100*time.Microsecond))
 		}
+	}
+	if prober != nil {
+		lat := prober.end()
+		fmt.Printf("probe_during p50 %v p99 %v (%d calls, %d failed)\n", pct(lat, 50), pct(lat, 99), len(lat), prober.failed)
 	}
 	for i := range files {
 		second = append(second, call(i))
 	}
 	fmt.Printf("first_call p50 %v max %v\n", pct(first, 50), pct(first, 100))
 	fmt.Printf("warm_call p50 %v max %v\n", pct(second, 50), pct(second, 100))
-	fmt.Printf("rss_after_calls_mib %d\n", rssMiB(cmd.Process.Pid))
+	fmt.Printf("rss_after_calls_mib %d (peak since ready %d)\n", rssMiB(cmd.Process.Pid), peak.max())
+	if *waitCompiled {
+		for metricValue("http://"+addr+"/metrics", "mcphost_plugins_preparing") > 0 {
+			time.Sleep(50 * time.Millisecond)
+		}
+		fmt.Printf("compiled_all %v after ready (peak RSS %d MiB)\n", time.Since(readyAt).Round(time.Millisecond), peak.max())
+		printMetrics("http://"+addr+"/metrics", "mcphost_plugins_prepared_total")
+	}
 	printMetrics("http://"+addr+"/metrics", "mcphost_memory_held_bytes", "mcphost_memory_evictions_total", "mcphost_code_modules", "mcphost_code_loads_total")
 	if *idle > 0 {
 		time.Sleep(*idle + 2*time.Second)
@@ -239,3 +265,120 @@ func rssMiB(pid int) int {
 }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+// metricValue reads one sample from the host's /metrics (-1 if absent).
+func metricValue(url, name string) float64 {
+	resp, err := http.Get(url)
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for line := range strings.Lines(string(body)) {
+		if rest, ok := strings.CutPrefix(line, name+" "); ok {
+			var v float64
+			fmt.Sscanf(strings.TrimSpace(rest), "%g", &v)
+			return v
+		}
+	}
+	return -1
+}
+
+// peakRSS samples a process's RSS every 20 ms until stopped.
+type peakRSS struct {
+	mu   sync.Mutex
+	peak int
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+func newPeakRSS(pid int) *peakRSS {
+	p := &peakRSS{done: make(chan struct{})}
+	p.wg.Go(func() {
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if r := rssMiB(pid); r > 0 {
+				p.mu.Lock()
+				p.peak = max(p.peak, r)
+				p.mu.Unlock()
+			}
+			select {
+			case <-p.done:
+				return
+			case <-t.C:
+			}
+		}
+	})
+	return p
+}
+
+func (p *peakRSS) max() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.peak
+}
+
+func (p *peakRSS) stop() { close(p.done); p.wg.Wait() }
+
+// probeCalls calls one tool back to back from a session of its own.
+type probeCalls struct {
+	ctx    context.Context
+	cs     *mcp.ClientSession
+	name   string
+	args   map[string]any
+	last   []time.Duration
+	failed int
+	stopCh chan struct{}
+	wg     sync.WaitGroup
+}
+
+func newProbe(ctx context.Context, endpoint, name string, args map[string]any) *probeCalls {
+	client := mcp.NewClient(&mcp.Implementation{Name: "manyplugins-probe", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return &probeCalls{ctx: ctx, cs: cs, name: name, args: args}
+}
+
+// run calls for d and returns the latencies.
+func (p *probeCalls) run(d time.Duration) []time.Duration {
+	p.last = nil
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		p.once()
+	}
+	return p.last
+}
+
+func (p *probeCalls) once() {
+	t := time.Now()
+	res, err := p.cs.CallTool(p.ctx, &mcp.CallToolParams{Name: p.name, Arguments: p.args})
+	if err != nil || res.IsError {
+		p.failed++
+		return
+	}
+	p.last = append(p.last, time.Since(t))
+}
+
+// start calls in the background until end.
+func (p *probeCalls) start() {
+	p.last, p.stopCh = nil, make(chan struct{})
+	p.wg.Go(func() {
+		for {
+			select {
+			case <-p.stopCh:
+				return
+			default:
+				p.once()
+			}
+		}
+	})
+}
+
+func (p *probeCalls) end() []time.Duration {
+	close(p.stopCh)
+	p.wg.Wait()
+	p.cs.Close()
+	return p.last
+}
