@@ -151,11 +151,11 @@ func (p *Plugin) compileActivation(ctx context.Context, wasm []byte) (*activatio
 	code := p.codes.acquire(src.key, p.logger)
 	manifest := extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: wasm}}, Config: src.config}
 	code.compileMu.Lock()
-	compiled, err := compile(ctx, p.compileTimeout, manifest, extism.PluginConfig{
+	compiled, err := compileCached(ctx, p.compileTimeout, manifest, extism.PluginConfig{
 		RuntimeConfig:             src.runtime.WithCompilationCache(code.cache),
 		EnableWasi:                true,
 		EnableHttpResponseHeaders: true,
-	}, src.hostFuncs)
+	}, src.hostFuncs, src.key.cacheDir, p.logger)
 	if err == nil {
 		p.codes.compiled(code)
 	}
