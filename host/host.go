@@ -467,8 +467,12 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 	if lp := d.fromDigest(ctx, hash, remote); lp != nil {
 		return lp, nil
 	}
-	if lp := d.fromModule(ctx, wasm, hash, remote); lp != nil {
-		return lp, nil
+	// Not when a generation serves: a reload keeps the old one if the new
+	// one does not load, which only loading it can tell.
+	if current == nil {
+		if lp := d.fromModule(ctx, wasm, hash, remote); lp != nil {
+			return lp, nil
+		}
 	}
 	opts := h.pluginOptions(pc, d.env)
 	opts.Wasm = wasm

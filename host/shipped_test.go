@@ -440,3 +440,48 @@ func TestWarmNeedsACache(t *testing.T) {
 		t.Fatalf("warm without a cache: %v", err)
 	}
 }
+
+// TestReloadLoadsADescribedModule: a reload that replaces a serving
+// plugin's module loads the new module, whatever description it ships,
+// so that a module that does not load leaves the old generation serving;
+// one that loads is served (and activated by the reload itself).
+func TestReloadLoadsADescribedModule(t *testing.T) {
+	v1 := testutil.GoPlugin(t, "testdata/plugins/versioned")
+	v1desc := descriptionOf(t, describeModule(t, v1))
+	dir := shippedDir(t, describeModule(t, v1), false)
+	h := startIn(t, dir)
+	if _, text := callText(t, h.session, "version", nil); text != "v1" {
+		t.Fatalf("version = %q, want v1", text)
+	}
+
+	// A module that declares an unknown ABI version, shipping v1's
+	// description: listed from it, it would be served until its first call.
+	broken, err := host.EmbedDescription(badABIModule, v1desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "versioned.wasm"), broken, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.host.Reload(t.Context()); err == nil || !strings.Contains(err.Error(), "declares ABI version 2") || !strings.Contains(err.Error(), "previous version keeps serving") {
+		t.Fatalf("reload to a broken described module: %v", err)
+	}
+	if _, text := callText(t, h.session, "version", nil); text != "v1" {
+		t.Fatalf("after the failed reload version = %q, want v1 still", text)
+	}
+
+	v2 := describeModule(t, testutil.GoPlugin(t, "testdata/plugins/versioned", "v2"))
+	if err := os.WriteFile(filepath.Join(dir, "versioned.wasm"), v2, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.host.Reload(t.Context()); err != nil {
+		t.Fatalf("reload to v2: %v", err)
+	}
+	// The counter is the new generation's.
+	if v := metric(t, h.host, activationsMetric); v != 1 {
+		t.Fatalf("activations %v after the reload, before any call; want 1 (the new module loaded by the reload)", v)
+	}
+	if _, text := callText(t, h.session, "version", nil); text != "v2" {
+		t.Fatalf("version = %q, want v2", text)
+	}
+}
