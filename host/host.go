@@ -196,7 +196,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 		return nil, err
 	}
 
-	h := &Host{cfg: cfg, settings: cfg.Server, logger: logger, relist: newAnnouncements(), released: make(chan struct{}, 1), done: make(chan struct{}), code: plugin.NewCodeCache()}
+	h := &Host{cfg: cfg, settings: cfg.Server, logger: logger, relist: newAnnouncements(), released: make(chan struct{}, 1), done: make(chan struct{}), code: plugin.NewCodeCache(int64(cfg.Server.MaxIdleCodeMB) << 20)}
 	h.readOnly = opts.ReadOnly
 	h.budget = plugin.NewBudget(int64(cfg.Server.MaxMemoryMB) << 20)
 	h.state = newStateStore(cfg.Server.MaxStateMB)

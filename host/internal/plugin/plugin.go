@@ -158,6 +158,7 @@ type Plugin struct {
 
 	actMu      sync.Mutex
 	act        *activation // nil while inactive
+	kept       *keptCode   // the compiled module kept since a release (kept.go)
 	activating *pendingActivation
 	calls      int // calls holding act
 	lastUsed   time.Time
@@ -271,7 +272,7 @@ func instanceCap(n int, flavor Flavor) int {
 func newPlugin(opts Options, maxInstances int, mounts []mount) *Plugin {
 	codes := opts.Code
 	if codes == nil {
-		codes = NewCodeCache()
+		codes = NewCodeCache(0)
 	}
 	lifetime, stop := context.WithCancel(context.Background())
 	p := &Plugin{
