@@ -109,7 +109,8 @@ type Server struct {
 	// MaxIdleCodeMB bounds the compiled code that released plugins keep
 	// for their next call, in MiB as the host estimates it
 	// (max_idle_code_mb); beyond it the least recently released plugin's
-	// is freed. 0 keeps none.
+	// is freed. 0 keeps none (so does a Config built in code that does
+	// not set it); a file that does not set it gets DefaultMaxIdleCodeMB.
 	MaxIdleCodeMB int
 	// ListTTL is the ttlMs hint on list results (2026-07-28 clients).
 	ListTTL time.Duration
