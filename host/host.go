@@ -219,7 +219,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 		return nil, err
 	}
 
-	h := &Host{cfg: cfg, settings: cfg.Server, logger: logger, relist: newAnnouncements(), released: make(chan struct{}, 1), done: make(chan struct{}), code: plugin.NewCodeCache()}
+	h := &Host{cfg: cfg, settings: cfg.Server, logger: logger, relist: newAnnouncements(), released: make(chan struct{}, 1), done: make(chan struct{}), code: plugin.NewCodeCache(int64(cfg.Server.MaxIdleCodeMB) << 20)}
 	// warm writes its caches and nothing else: no lock file, no audit log.
 	h.readOnly = opts.ReadOnly || opts.Warm
 	h.loadEveryPlugin = opts.LoadEveryPlugin || opts.ReadOnly || opts.Warm

@@ -20,14 +20,22 @@ var (
 	pluginEvictionsDesc = prometheus.NewDesc("mcphost_plugin_evictions_total",
 		"A plugin's idle instances closed to make room in the memory budget for another plugin's.", []string{"plugin"}, nil)
 	codeModulesDesc = prometheus.NewDesc("mcphost_code_modules",
-		"Compiled modules held now: one per distinct module among the active plugins.", nil, nil)
+		"Compiled modules held now: one per distinct module among the active plugins and the released ones keeping theirs.", nil, nil)
 	codeLoadsDesc = prometheus.NewDesc("mcphost_code_loads_total",
-		"Times a module's machine code was compiled, or read from the on-disk cache, into memory; an activation that finds it held by another plugin of the same module does not count.", nil, nil)
+		"Times a module's machine code was compiled, or read from the on-disk cache, into memory; an activation that finds it held by another plugin of the same module, or kept since its release, does not count.", nil, nil)
+	codeKeptDesc = prometheus.NewDesc("mcphost_code_kept_modules",
+		"Released plugins keeping their compiled module for their next call ([server] max_idle_code_mb).", nil, nil)
+	codeKeptBytesDesc = prometheus.NewDesc("mcphost_code_kept_bytes",
+		"What the compiled modules kept by released plugins hold, as the host estimates it (each counted at 6 times its module's size plus 1 MiB).", nil, nil)
+	codeKeepLimitDesc = prometheus.NewDesc("mcphost_code_kept_limit_bytes",
+		"[server] max_idle_code_mb in bytes; 0 when released plugins keep no compiled code.", nil, nil)
+	codeDroppedDesc = prometheus.NewDesc("mcphost_code_kept_dropped_total",
+		"Compiled modules of released plugins freed to stay within [server] max_idle_code_mb, the least recently released first.", nil, nil)
 )
 
 // describeMemory sends the descriptions of the memory metrics.
 func describeMemory(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{memoryHeldDesc, memoryBudgetDesc, memoryReservedDesc, memoryWaitingDesc, evictionsDesc, pluginMemoryDesc, pluginEvictionsDesc, codeModulesDesc, codeLoadsDesc} {
+	for _, d := range []*prometheus.Desc{memoryHeldDesc, memoryBudgetDesc, memoryReservedDesc, memoryWaitingDesc, evictionsDesc, pluginMemoryDesc, pluginEvictionsDesc, codeModulesDesc, codeLoadsDesc, codeKeptDesc, codeKeptBytesDesc, codeKeepLimitDesc, codeDroppedDesc} {
 		ch <- d
 	}
 }
@@ -44,4 +52,8 @@ func (h *Host) collectMemory(ch chan<- prometheus.Metric) {
 	c := h.code.Stats()
 	ch <- prometheus.MustNewConstMetric(codeModulesDesc, prometheus.GaugeValue, float64(c.Modules))
 	ch <- prometheus.MustNewConstMetric(codeLoadsDesc, prometheus.CounterValue, float64(c.Loads))
+	ch <- prometheus.MustNewConstMetric(codeKeptDesc, prometheus.GaugeValue, float64(c.Kept))
+	ch <- prometheus.MustNewConstMetric(codeKeptBytesDesc, prometheus.GaugeValue, float64(c.KeptBytes))
+	ch <- prometheus.MustNewConstMetric(codeKeepLimitDesc, prometheus.GaugeValue, float64(c.KeepLimit))
+	ch <- prometheus.MustNewConstMetric(codeDroppedDesc, prometheus.CounterValue, float64(c.Dropped))
 }

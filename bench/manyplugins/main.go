@@ -46,6 +46,7 @@ func main() {
 	verbose := flag.Bool("v", false, "print every call's time")
 	probe := flag.Bool("probe", false, "during the first calls, call p0 (made warm first) from another session back to back, and compare its latency with the same calls before them")
 	waitCompiled := flag.Bool("wait-compiled", false, "after the calls, wait for the background compilation to end (mcphost_plugins_preparing 0) and report when it did")
+	idleCodeMB := flag.Int("max_idle_code_mb", -1, "[server] max_idle_code_mb (-1: not set; the default)")
 	flag.Parse()
 	files, err := filepath.Glob(*pattern)
 	if err != nil || len(files) == 0 {
@@ -81,6 +82,9 @@ func main() {
 	fmt.Fprintf(&cfg, "[server]\ncache_dir = %q\nwatch = false\nlock_file = %q\n", *cache, filepath.Join(dir, "mcphost.lock"))
 	if *budgetMB > 0 {
 		fmt.Fprintf(&cfg, "max_memory_mb = %d\n", *budgetMB)
+	}
+	if *idleCodeMB >= 0 {
+		fmt.Fprintf(&cfg, "max_idle_code_mb = %d\n", *idleCodeMB)
 	}
 	cfg.WriteString("[server.metrics]\nenabled = true\n")
 	for i, f := range files {
@@ -207,15 +211,29 @@ func main() {
 		fmt.Printf("compiled_all %v after ready (peak RSS %d MiB)\n", time.Since(readyAt).Round(time.Millisecond), peak.max())
 		printMetrics("http://"+addr+"/metrics", "mcphost_plugins_prepared_total")
 	}
-	printMetrics("http://"+addr+"/metrics", "mcphost_memory_held_bytes", "mcphost_memory_evictions_total", "mcphost_code_modules", "mcphost_code_loads_total")
+	codeMetrics := []string{"mcphost_code_modules", "mcphost_code_loads_total", "mcphost_code_kept_modules", "mcphost_code_kept_bytes", "mcphost_code_kept_dropped_total"}
+	printMetrics("http://"+addr+"/metrics", append([]string{"mcphost_memory_held_bytes", "mcphost_memory_evictions_total"}, codeMetrics...)...)
 	if *idle > 0 {
 		time.Sleep(*idle + 2*time.Second)
 		fmt.Printf("rss_after_idle_mib %d\n", rssMiB(cmd.Process.Pid))
-		printMetrics("http://"+addr+"/metrics", "mcphost_memory_held_bytes", "mcphost_code_modules")
+		printMetrics("http://"+addr+"/metrics", append([]string{"mcphost_memory_held_bytes"}, codeMetrics...)...)
 		// A released plugin's module is deflated 10 s after its release
-		// (plugin.deflateDelay): the settled figure.
+		// (plugin.deflateDelay) or after its kept compiled module is
+		// freed: the settled figure.
 		time.Sleep(10 * time.Second)
 		fmt.Printf("rss_after_idle_settled_mib %d\n", rssMiB(cmd.Process.Pid))
+		// Every plugin is released now: a call to each is a first call
+		// to an idle plugin whose code is cached (on disk, or kept in
+		// memory within max_idle_code_mb).
+		var again []time.Duration
+		for i := range files {
+			again = append(again, call(i))
+			if *verbose {
+				fmt.Printf("idle call p%d %v\n", i, again[i].Round(100*time.Microsecond))
+			}
+		}
+		fmt.Printf("idle_call p50 %v max %v\n", pct(again, 50), pct(again, 100))
+		printMetrics("http://"+addr+"/metrics", codeMetrics...)
 	}
 }
 

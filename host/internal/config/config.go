@@ -63,6 +63,12 @@ const (
 	DefaultMaxStateMB = 64
 	// MaxMaxStateMB is the largest [server] max_state_mb: 1 TiB.
 	MaxMaxStateMB = 1 << 20
+	// DefaultMaxIdleCodeMB is [server] max_idle_code_mb when the file does
+	// not set it: the compiled code of about five released Go plugins
+	// (~24 MiB each as counted), or of about a hundred small Rust ones.
+	DefaultMaxIdleCodeMB = 128
+	// MaxMaxIdleCodeMB is the largest [server] max_idle_code_mb: 1 TiB.
+	MaxMaxIdleCodeMB = 1 << 20
 )
 
 // Config is a whole mcphost.toml.
@@ -100,6 +106,12 @@ type Server struct {
 	// MaxStateMB bounds the state all plugins keep in the host
 	// (state_set), in MiB (max_state_mb).
 	MaxStateMB int
+	// MaxIdleCodeMB bounds the compiled code that released plugins keep
+	// for their next call, in MiB as the host estimates it
+	// (max_idle_code_mb); beyond it the least recently released plugin's
+	// is freed. 0 keeps none (so does a Config built in code that does
+	// not set it); a file that does not set it gets DefaultMaxIdleCodeMB.
+	MaxIdleCodeMB int
 	// ListTTL is the ttlMs hint on list results (2026-07-28 clients).
 	ListTTL time.Duration
 	// AllowedOrigins are extra Origin values (scheme://host:port) accepted
@@ -304,6 +316,7 @@ type fileConfig struct {
 		PageSize       *int     `toml:"page_size"`
 		MaxMemoryMB    *int     `toml:"max_memory_mb"`
 		MaxStateMB     *int     `toml:"max_state_mb"`
+		MaxIdleCodeMB  *int     `toml:"max_idle_code_mb"`
 		ListTTL        string   `toml:"list_ttl"`
 		AllowedOrigins []string `toml:"allowed_origins"`
 		SessionTimeout string   `toml:"session_timeout"`
@@ -600,6 +613,14 @@ func convertServer(path string, idx lineIndex, fc fileConfig, s *Server) []error
 			bad("max_memory_mb", "%d is out of range (expected 0 for no budget, or %d to %d)", *fs.MaxMemoryMB, MinMemoryMB, MaxServerMemoryMB)
 		} else {
 			s.MaxMemoryMB = *fs.MaxMemoryMB
+		}
+	}
+	s.MaxIdleCodeMB = DefaultMaxIdleCodeMB
+	if fs.MaxIdleCodeMB != nil {
+		if *fs.MaxIdleCodeMB < 0 || *fs.MaxIdleCodeMB > MaxMaxIdleCodeMB {
+			bad("max_idle_code_mb", "%d is out of range (expected 0 to keep no compiled code for released plugins, up to %d)", *fs.MaxIdleCodeMB, MaxMaxIdleCodeMB)
+		} else {
+			s.MaxIdleCodeMB = *fs.MaxIdleCodeMB
 		}
 	}
 	s.MaxStateMB = DefaultMaxStateMB

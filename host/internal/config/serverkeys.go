@@ -6,7 +6,7 @@ import "reflect"
 // fields by the table's name), for ChangedServerKeys.
 var serverKeys = map[string]string{
 	"Name": "name", "LogLevel": "log_level", "CacheDir": "cache_dir", "Transport": "transport",
-	"Listen": "listen", "Stateless": "stateless", "PageSize": "page_size", "MaxMemoryMB": "max_memory_mb", "MaxStateMB": "max_state_mb",
+	"Listen": "listen", "Stateless": "stateless", "PageSize": "page_size", "MaxMemoryMB": "max_memory_mb", "MaxStateMB": "max_state_mb", "MaxIdleCodeMB": "max_idle_code_mb",
 	"ListTTL": "list_ttl", "AllowedOrigins": "allowed_origins", "SessionTimeout": "session_timeout", "StartWait": "start_wait", "BackgroundCompile": "background_compile",
 	"MaxSessions": "max_sessions", "MaxSessionsPerUser": "max_sessions_per_user", "Watch": "watch", "LockFile": "lock_file", "DrainDelay": "drain_delay",
 	"Metrics": "metrics", "Audit": "audit", "Auth": "auth", "PluginStore": "plugin_store",

@@ -26,7 +26,7 @@ func loadBudgeted(t *testing.T, codes *CodeCache, budget *Budget, name string, w
 // instance, a call to one plugin evicts the other's idle instance, and the
 // other, left with none, is released: its compiled module goes too.
 func TestEvictingTheLastInstanceReleasesThePlugin(t *testing.T) {
-	codes, budget := NewCodeCache(), NewBudget(64<<20)
+	codes, budget := NewCodeCache(0), NewBudget(64<<20)
 	faulty, err := os.ReadFile(testutil.GoPlugin(t, "testdata/plugins/faulty"))
 	if err != nil {
 		t.Fatal(err)

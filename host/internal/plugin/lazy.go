@@ -18,10 +18,11 @@ import (
 
 // A plugin is active while it holds a compiled module and a pool of
 // instances: from its first call until it has had no call for its idle
-// timeout. Activation compiles the module again, from the on-disk
-// compilation cache when there is one, and is done once for any number of
-// calls waiting on it; releasing closes the instances and the compiled
-// module, so that an idle plugin holds no Wasm memory and no machine code.
+// timeout. Releasing closes the instances, so that an idle plugin holds no
+// Wasm memory; it keeps its compiled module while the host's bound on kept
+// code allows (kept.go). Activation takes the kept module back, or
+// compiles the module again, from the on-disk compilation cache when there
+// is one, and is done once for any number of calls waiting on it.
 
 // compileSource is what a plugin is compiled from, kept for activations
 // after the first.
@@ -42,6 +43,7 @@ type activation struct {
 	compiled *extism.CompiledPlugin
 	code     *sharedCode
 	codes    *CodeCache
+	cost     int64 // what the compiled module counts when kept (keptCost)
 	pool     *pool
 }
 
@@ -164,7 +166,13 @@ func (p *Plugin) compileActivation(ctx context.Context, wasm []byte) (*activatio
 		_ = p.codes.release(context.WithoutCancel(ctx), code)
 		return nil, fmt.Errorf("compile: %w", err)
 	}
-	a := &activation{compiled: compiled, code: code, codes: p.codes}
+	return p.newActivation(compiled, code, keptCost(len(wasm))), nil
+}
+
+// newActivation makes an activation of a compiled module, with an empty
+// pool: after a compile, or over the module a released plugin kept.
+func (p *Plugin) newActivation(compiled *extism.CompiledPlugin, code *sharedCode, cost int64) *activation {
+	a := &activation{compiled: compiled, code: code, codes: p.codes, cost: cost}
 	a.pool = newPool(p.maxInstances, func(ctx context.Context) (*instance, error) {
 		return p.newInstance(ctx, compiled)
 	}, poolBudget{
@@ -176,7 +184,7 @@ func (p *Plugin) compileActivation(ctx context.Context, wasm []byte) (*activatio
 		evictions:  &p.evictions,
 		emptied:    func() { p.evicted(a) },
 	})
-	return a, nil
+	return a
 }
 
 // close waits (bounded by ctx) for the calls on the activation's instances
@@ -184,9 +192,16 @@ func (p *Plugin) compileActivation(ctx context.Context, wasm []byte) (*activatio
 // shared code frees it too.
 func (a *activation) close(ctx context.Context) error {
 	err := a.pool.close(ctx)
-	if cerr := a.compiled.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
-		err = cerr
+	if ferr := a.free(ctx); ferr != nil && err == nil {
+		err = ferr
 	}
+	return err
+}
+
+// free frees the compiled module of an activation whose pool is closed;
+// the last plugin holding the shared code frees it too.
+func (a *activation) free(ctx context.Context) error {
+	err := a.compiled.Close(context.WithoutCancel(ctx))
 	if cerr := a.codes.release(context.WithoutCancel(ctx), a.code); cerr != nil && err == nil {
 		err = cerr
 	}
@@ -248,10 +263,13 @@ func (p *Plugin) activate(pending *pendingActivation) {
 	if p.beforeActivate != nil {
 		p.beforeActivate()
 	}
-	wasm, err := p.activationSource()
-	var a *activation
-	if err == nil {
-		a, err = p.compileActivation(p.lifetime, wasm)
+	a, err := p.takeKept(), error(nil)
+	if a == nil {
+		var wasm []byte
+		wasm, err = p.activationSource()
+		if err == nil {
+			a, err = p.compileActivation(p.lifetime, wasm)
+		}
 	}
 	if err == nil && p.described != nil {
 		err = p.firstActivation(p.lifetime, a) // describe.go
@@ -354,8 +372,9 @@ func (p *Plugin) Idle() {
 }
 
 // releaseLocked drops the activation, or with min_instances its idle
-// instances beyond that many. The caller holds actMu and no call holds
-// the activation.
+// instances beyond that many. Its compiled module is kept (kept.go) when
+// the host keeps code. The caller holds actMu and no call holds the
+// activation.
 func (p *Plugin) releaseLocked() {
 	a := p.act
 	if p.minInstances > 0 {
@@ -365,19 +384,69 @@ func (p *Plugin) releaseLocked() {
 	p.act = nil
 	p.releases.Add(1)
 	p.activity.Go(func() {
-		if err := a.close(context.Background()); err != nil {
+		if err := a.pool.close(context.Background()); err != nil {
 			p.logger.Warn("releasing an idle plugin", "error", err)
 		}
-		p.scheduleDeflate()
-		if p.onRelease != nil {
-			p.onRelease()
+		if p.keepCompiled(a) {
+			if p.onRelease != nil {
+				p.onRelease() // the instances' garbage
+			}
+			return
 		}
+		if err := a.free(context.Background()); err != nil {
+			p.logger.Warn("releasing an idle plugin", "error", err)
+		}
+		p.freed()
 	})
 }
 
+// freed follows the release of the plugin's compiled module: its source
+// is deflated later, and the host may hand the garbage back to the OS.
+func (p *Plugin) freed() {
+	p.scheduleDeflate()
+	if p.onRelease != nil {
+		p.onRelease()
+	}
+}
+
+// keepCompiled keeps the compiled module of a released activation (its
+// pool closed) for the plugin's next activation, and reports whether it
+// did: not when the host keeps no code, the plugin is closed, or it is
+// being activated again meanwhile (compiling anew). The CodeCache may free it at
+// once, or later, to stay within its bound (kept.go).
+func (p *Plugin) keepCompiled(a *activation) bool {
+	if !p.codes.keeps() {
+		return false
+	}
+	k := &keptCode{a: a, done: make(chan struct{}), onFree: p.freed}
+	p.actMu.Lock()
+	if p.closed || p.act != nil || p.activating != nil || p.kept != nil {
+		p.actMu.Unlock()
+		return false
+	}
+	p.kept = k
+	p.actMu.Unlock()
+	p.codes.keep(k)
+	return true
+}
+
+// takeKept returns a new activation over the compiled module the plugin
+// kept since its release, or nil when it kept none or the host has freed
+// it since.
+func (p *Plugin) takeKept() *activation {
+	p.actMu.Lock()
+	k := p.kept
+	p.kept = nil
+	p.actMu.Unlock()
+	if k == nil || !p.codes.take(k) {
+		return nil
+	}
+	return p.newActivation(k.a.compiled, k.a.code, k.a.cost)
+}
+
 // evicted releases the plugin's activation once the memory budget has
-// taken its last instance, when no call holds it: its compiled module
-// then goes too, as after an idle timeout. With min_instances, or for a
+// taken its last instance, when no call holds it, as an idle timeout
+// does (its compiled module is kept within the host's bound). With min_instances, or for a
 // plugin that is never released, it stays compiled.
 func (p *Plugin) evicted(a *activation) {
 	p.actMu.Lock()
@@ -444,11 +513,22 @@ func (p *Plugin) Close(ctx context.Context) error {
 	if p.deflateTimer != nil && p.deflateTimer.Stop() {
 		p.activity.Done() // its function will not run
 	}
+	k := p.kept
+	p.kept = nil
 	p.actMu.Unlock()
 	p.stop()
 	var err error
 	if a != nil {
 		err = a.close(ctx)
+	}
+	if k != nil {
+		if p.codes.take(k) {
+			if ferr := k.a.free(ctx); ferr != nil && err == nil {
+				err = ferr
+			}
+		} else {
+			<-k.done // freed by the cache, in the goroutine that dropped it
+		}
 	}
 	p.activity.Wait()
 	closeMounts(p.mounts)

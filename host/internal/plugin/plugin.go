@@ -95,17 +95,19 @@ type Options struct {
 	BreakerCooldown time.Duration
 
 	// IdleTimeout is how long the plugin may go without a call before its
-	// instances and compiled module are released; 0 keeps them. A
+	// instances are released, and its compiled module too unless Code
+	// keeps it (kept.go); 0 keeps them. A
 	// hyper-mcp plugin keeps state in its instance, and is never released.
 	IdleTimeout time.Duration
 	// MinInstances, when above 0, keeps the compiled module and that many
 	// idle instances through an idle timeout, for latency-critical plugins.
 	// They are made at load (and at any activation after a release).
 	MinInstances int
-	// OnRelease, when set, is called after the plugin's instances and
-	// compiled module have been released, and again once its kept module
-	// has been deflated: each time the Go heap holds garbage worth handing
-	// back to the OS. It must not block.
+	// OnRelease, when set, is called after the plugin's instances have
+	// been released, after its compiled module is freed (at the release,
+	// or later when the kept module is dropped), and again once its source
+	// module has been deflated: each time the Go heap holds garbage worth
+	// handing back to the OS. It must not block.
 	OnRelease func()
 
 	// CompileTimeout bounds compiling the module (at load and at every
@@ -158,6 +160,7 @@ type Plugin struct {
 
 	actMu      sync.Mutex
 	act        *activation // nil while inactive
+	kept       *keptCode   // the compiled module kept since a release (kept.go)
 	activating *pendingActivation
 	calls      int // calls holding act
 	lastUsed   time.Time
@@ -271,7 +274,7 @@ func instanceCap(n int, flavor Flavor) int {
 func newPlugin(opts Options, maxInstances int, mounts []mount) *Plugin {
 	codes := opts.Code
 	if codes == nil {
-		codes = NewCodeCache()
+		codes = NewCodeCache(0)
 	}
 	lifetime, stop := context.WithCancel(context.Background())
 	p := &Plugin{

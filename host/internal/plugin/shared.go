@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"container/list"
 	"context"
 	"crypto/sha256"
 	"sync"
@@ -20,19 +21,28 @@ import (
 // See RATIONALE.md, "One compiled module per digest".
 
 // CodeCache shares compiled code between the plugins of one host. The code
-// of a digest lives while any plugin holding it is active: the last one to
-// release it closes the shared cache, and the code goes with it. The zero
-// value is not usable; make one with NewCodeCache. Its methods are safe for
-// concurrent use.
+// of a digest lives while any plugin holding it is active or keeps it
+// (kept.go): the last one to release it closes the shared cache, and the
+// code goes with it. The zero value is not usable; make one with
+// NewCodeCache. Its methods are safe for concurrent use.
 type CodeCache struct {
 	mu      sync.Mutex
 	entries map[codeKey]*sharedCode
 	loads   atomic.Int64
+
+	// The compiled modules released plugins keep (kept.go), least
+	// recently kept first, and their estimated bytes; guarded by mu.
+	keepLimit int64
+	kept      list.List // of *keptCode
+	keptBytes int64
+	dropped   atomic.Int64 // kept modules freed to stay within keepLimit
 }
 
-// NewCodeCache returns an empty CodeCache.
-func NewCodeCache() *CodeCache {
-	return &CodeCache{entries: map[codeKey]*sharedCode{}}
+// NewCodeCache returns an empty CodeCache whose released plugins keep
+// their compiled modules, up to keepBytes of them together as keptCost
+// estimates them ([server] max_idle_code_mb); 0 keeps none.
+func NewCodeCache(keepBytes int64) *CodeCache {
+	return &CodeCache{entries: map[codeKey]*sharedCode{}, keepLimit: keepBytes}
 }
 
 // codeKey names compiled code: the module as compiled, how its calls are
@@ -48,7 +58,7 @@ type codeKey struct {
 type sharedCode struct {
 	key   codeKey
 	cache wazero.CompilationCache
-	users int // activations holding it; guarded by CodeCache.mu
+	users int // activations holding it, active or kept; guarded by CodeCache.mu
 	// compileMu serializes compiling over the cache. wazero publishes a
 	// module read from the on-disk cache to its in-memory map before it
 	// has finished preparing it (engine_cache.go, getCompiledModule), and
@@ -59,21 +69,29 @@ type sharedCode struct {
 }
 
 // CodeStats describes a CodeCache: the compiled modules it holds now (one
-// per distinct digest in use), the activations holding them, and how many
-// times code was compiled or read from disk into memory since the host
-// started (an activation that finds its digest's code in memory does not
-// count).
+// per distinct digest in use), the activations holding them (active or
+// kept), and how many times code was compiled or read from disk into
+// memory since the host started (an activation that finds its digest's
+// code in memory, or its own kept module, does not count). Kept is the
+// released plugins keeping their compiled module, KeptBytes what keptCost
+// estimates they hold, KeepLimit the bound on it, and Dropped the kept
+// modules freed to stay within it.
 type CodeStats struct {
-	Modules int
-	Users   int
-	Loads   int64
+	Modules   int
+	Users     int
+	Loads     int64
+	Kept      int
+	KeptBytes int64
+	KeepLimit int64
+	Dropped   int64
 }
 
 // Stats reports the cache's CodeStats.
 func (c *CodeCache) Stats() CodeStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s := CodeStats{Modules: len(c.entries), Loads: c.loads.Load()}
+	s := CodeStats{Modules: len(c.entries), Loads: c.loads.Load(),
+		Kept: c.kept.Len(), KeptBytes: c.keptBytes, KeepLimit: c.keepLimit, Dropped: c.dropped.Load()}
 	for _, e := range c.entries {
 		s.Users += e.users
 	}

@@ -14,20 +14,22 @@ import (
 )
 
 // BenchmarkActivation measures the first call to an idle plugins/hello:
-// its activation (compile from the on-disk cache, or find the code held by
-// another plugin of the same module), one instance, one call, then its
-// release. "held": another plugin of the module is active throughout.
+// its activation, one instance, one call, then its release. "alone": the
+// code is read from the on-disk cache (no code kept for released
+// plugins); "held": another plugin of the module is active throughout and
+// holds the code; "kept": the plugin kept its compiled module through
+// its release (kept.go), so that its activation only instantiates.
 //
 //	go test -run '^$' -bench Activation -benchtime 20x ./host/internal/plugin/
 func BenchmarkActivation(b *testing.B) {
 	wasm := helloWasmB(b)
-	for _, held := range []bool{false, true} {
-		name := "alone"
-		if held {
-			name = "held"
-		}
+	for _, name := range []string{"alone", "held", "kept"} {
 		b.Run(name, func(b *testing.B) {
-			codes := NewCodeCache()
+			var keep int64
+			if name == "kept" {
+				keep = 1 << 30
+			}
+			codes := NewCodeCache(keep)
 			load := func(name string) *Plugin {
 				p, err := Load(b.Context(), Options{
 					Name: name, Wasm: wasm, Timeout: time.Minute, MemoryMB: 64, MaxInstances: 1,
@@ -41,18 +43,24 @@ func BenchmarkActivation(b *testing.B) {
 				b.Cleanup(func() { p.Close(context.Background()) })
 				return p
 			}
-			if held {
+			if name == "held" {
 				load("keeper")
 			}
 			p := load("hello")
-			users := 0
-			if held {
-				users = 1
+			// released: the release has ended.
+			released := func(s CodeStats) bool {
+				switch name {
+				case "held":
+					return s.Users == 1
+				case "kept":
+					return s.Kept == 1
+				}
+				return s.Users == 0
 			}
 			for b.Loop() {
 				b.StopTimer()
 				p.Idle() // and wait for the release to end
-				for codes.Stats().Users != users {
+				for !released(codes.Stats()) {
 					time.Sleep(100 * time.Microsecond)
 				}
 				b.StartTimer()

@@ -71,7 +71,7 @@ func executableBytes(t *testing.T) int64 {
 // yet each sees its own config, and a trap in one leaves the others (and
 // itself, on a fresh instance) serving.
 func TestPluginsOfOneModuleShareCompiledCode(t *testing.T) {
-	codes := NewCodeCache()
+	codes := NewCodeCache(0)
 	hello := helloWasm(t)
 	runtime.GC()
 	before := executableBytes(t)
