@@ -171,6 +171,9 @@ func (d *describing) make(ctx context.Context, e *listcache.Entry, hash [sha256.
 			OnStale:    func(err error) { h.staleShipped(pc.Name, err) },
 			OnVerified: func() { d.verifiedShipped(e) },
 			Stale:      errShippedStale,
+			// Most likely never compiled here: its first activation runs
+			// interpreted while it compiles.
+			InterpretFirst: true,
 		}
 	}
 	p, err := plugin.FromDescription(h.pluginOptions(pc, d.env), e.Description, fetch, hooks)

@@ -131,6 +131,23 @@ func TestShippedDescriptionListsWithoutCompiling(t *testing.T) {
 	if v := metric(t, h.host, activationsMetric); v != 1 {
 		t.Fatalf("%v activations after the first call, want 1", v)
 	}
+	// That call ran in wazero's interpreter while the module compiled;
+	// once compiled, calls run compiled.
+	if !strings.Contains(h.log.String(), "plugin runs interpreted while it compiles") {
+		t.Errorf("the first activation did not run interpreted:\n%s", h.log)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for !strings.Contains(h.log.String(), "plugin compiled; calls run compiled from now on") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the interpreted activation was never replaced by the compiled one:\n%s", h.log)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for range 3 {
+		if _, text := callText(t, h.session, "version", nil); text != "v1" {
+			t.Fatalf("version = %q after the compile, want v1", text)
+		}
+	}
 	h.close()
 	if n := len(entries(t, filepath.Join(dir, "cache"))); n != 1 {
 		t.Fatalf("%d cached descriptions after a verified first call, want 1", n)
@@ -366,9 +383,13 @@ func TestBackgroundCompileUnderLoad(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	// Each module once, and Extism's kernel, which every plugin's runtime
-	// compiles beside its module.
-	if got := len(compiledFiles(t, filepath.Join(dir, "cache"))); got != n+1 {
-		t.Fatalf("%d compiled modules in the cache, want %d (each once, and the kernel)", got, n+1)
+	// compiles beside its module. (A plugin a call activated first ran
+	// interpreted and compiles beside the queue: wait for those too.)
+	for got := len(compiledFiles(t, filepath.Join(dir, "cache"))); got != n+1; got = len(compiledFiles(t, filepath.Join(dir, "cache"))) {
+		if got > n+1 || time.Now().After(deadline) {
+			t.Fatalf("%d compiled modules in the cache, want %d (each once, and the kernel)\n%s", got, n+1, logs)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	for i := range n {
 		// Prepared in the background and released, then activated again

@@ -91,6 +91,10 @@ type DescribedHooks struct {
 	// Stale is the error a call gets when the module does not match (nil:
 	// ErrStaleDescription).
 	Stale error
+	// InterpretFirst runs the first activation in wazero's interpreter
+	// while the module compiles (interpret.go): for a module most likely
+	// never compiled here.
+	InterpretFirst bool
 }
 
 // FromDescription makes the plugin of opts (whose Wasm is ignored) from d

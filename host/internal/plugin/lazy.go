@@ -27,13 +27,15 @@ import (
 // compileSource is what a plugin is compiled from, kept for activations
 // after the first.
 type compileSource struct {
-	mu        sync.Mutex
-	wasm      []byte // the module as compiled (after the rewrite)
-	deflated  bool   // wasm is deflated
-	config    map[string]string
-	runtime   wazero.RuntimeConfig
-	hostFuncs []extism.HostFunction
-	key       codeKey // the module's digest, interrupts and cache directory
+	mu       sync.Mutex
+	wasm     []byte // the module as compiled (after the rewrite)
+	deflated bool   // wasm is deflated
+	config   map[string]string
+	runtime  wazero.RuntimeConfig
+	// interpreter: runtime's settings for wazero's interpreter.
+	interpreter wazero.RuntimeConfig
+	hostFuncs   []extism.HostFunction
+	key         codeKey // the module's digest, interrupts and cache directory
 }
 
 // activation is one compiled module and the instances made of it; its
@@ -45,6 +47,11 @@ type activation struct {
 	codes    *CodeCache
 	cost     int64 // what the compiled module counts when kept (keptCost)
 	pool     *pool
+	// interpreted is set for a module run by wazero's interpreter until
+	// its compiled activation replaces it (interpret.go); upgraded is
+	// closed once that compile ended, whatever its outcome. code is nil.
+	interpreted bool
+	upgraded    chan struct{}
 }
 
 // errActivationTimeout is a wait for an activation that outlasted the
@@ -202,6 +209,9 @@ func (a *activation) close(ctx context.Context) error {
 // the last plugin holding the shared code frees it too.
 func (a *activation) free(ctx context.Context) error {
 	err := a.compiled.Close(context.WithoutCancel(ctx))
+	if a.code == nil { // interpreted: no shared code
+		return err
+	}
 	if cerr := a.codes.release(context.WithoutCancel(ctx), a.code); cerr != nil && err == nil {
 		err = cerr
 	}
@@ -264,10 +274,15 @@ func (p *Plugin) activate(pending *pendingActivation) {
 		p.beforeActivate()
 	}
 	a, err := p.takeKept(), error(nil)
+	var wasm []byte
 	if a == nil {
-		var wasm []byte
+		interpret := p.interpretFirst()
 		wasm, err = p.activationSource()
-		if err == nil {
+		switch {
+		case err != nil:
+		case interpret:
+			a, err = p.interpretActivation(p.lifetime, wasm) // interpret.go
+		default:
 			a, err = p.compileActivation(p.lifetime, wasm)
 		}
 	}
@@ -289,6 +304,9 @@ func (p *Plugin) activate(pending *pendingActivation) {
 		p.activations.Add(1)
 		p.lastUsed = time.Now()
 		p.armIdle() // released again if no caller uses it
+		if a.interpreted {
+			p.activity.Go(func() { p.upgrade(a, wasm) })
+		}
 	}
 	pending.err = err
 	p.actMu.Unlock()
@@ -317,6 +335,7 @@ func (p *Plugin) release() {
 	p.calls--
 	p.lastUsed = time.Now()
 	if p.calls == 0 {
+		p.closeRetiredLocked()
 		p.armIdle()
 	}
 }
@@ -415,7 +434,7 @@ func (p *Plugin) freed() {
 // being activated again meanwhile (compiling anew). The CodeCache may free it at
 // once, or later, to stay within its bound (kept.go).
 func (p *Plugin) keepCompiled(a *activation) bool {
-	if !p.codes.keeps() {
+	if a.interpreted || !p.codes.keeps() {
 		return false
 	}
 	k := &keptCode{a: a, done: make(chan struct{}), onFree: p.freed}
@@ -515,11 +534,18 @@ func (p *Plugin) Close(ctx context.Context) error {
 	}
 	k := p.kept
 	p.kept = nil
+	retired := p.retired
+	p.retired = nil
 	p.actMu.Unlock()
 	p.stop()
 	var err error
 	if a != nil {
 		err = a.close(ctx)
+	}
+	for _, r := range retired {
+		if rerr := r.close(ctx); rerr != nil && err == nil {
+			err = rerr
+		}
 	}
 	if k != nil {
 		if p.codes.take(k) {

@@ -158,9 +158,12 @@ type Plugin struct {
 	stop         func()          // ends lifetime and the plugin's reservation in budget
 	activity     sync.WaitGroup  // activations and deactivations under way
 
-	actMu      sync.Mutex
-	act        *activation // nil while inactive
-	kept       *keptCode   // the compiled module kept since a release (kept.go)
+	actMu sync.Mutex
+	act   *activation // nil while inactive
+	kept  *keptCode   // the compiled module kept since a release (kept.go)
+	// retired are interpreted activations replaced by their compiled one
+	// while calls held the plugin: closed once no call does (interpret.go).
+	retired    []*activation
 	activating *pendingActivation
 	calls      int // calls holding act
 	lastUsed   time.Time
@@ -322,7 +325,7 @@ func newPlugin(opts Options, maxInstances int, mounts []mount) *Plugin {
 // from a description. The code key names the rewritten module, so that
 // plugins of the same module share its compiled code (shared.go).
 func (p *Plugin) useSource(prepared *preparedModule) {
-	p.source.runtime, p.source.hostFuncs = prepared.runtime, prepared.hostFuncs
+	p.source.runtime, p.source.interpreter, p.source.hostFuncs = prepared.runtime, prepared.interpreter, prepared.hostFuncs
 	p.source.key.digest, p.source.key.interrupts = sha256.Sum256(prepared.wasm), prepared.interrupts
 }
 
@@ -334,6 +337,9 @@ type preparedModule struct {
 	hostFuncs  []extism.HostFunction
 	interrupts interrupts
 	runtime    wazero.RuntimeConfig
+	// interpreter is runtime's settings for wazero's interpreter, which
+	// runs a module never compiled while the compiler works (interpret.go).
+	interpreter wazero.RuntimeConfig
 }
 
 // prepare rewrites opts.Wasm for compiling (the load's work before the
@@ -410,13 +416,14 @@ func prepare(opts Options) (*preparedModule, error) {
 	// stays near the cap instead of 2-3x it (measured; see RATIONALE.md).
 	// The features are pinned to those whose encoding the interrupt rewrite
 	// reads exactly as wazero does.
-	rc := wazero.NewRuntimeConfig().
-		WithCoreFeatures(api.CoreFeaturesV2).
-		WithCloseOnContextDone(interrupts == interruptsWazero).
-		WithMemoryLimitPages(uint32(opts.MemoryMB) * 16). // 64 KiB pages
-		WithMemoryCapacityFromMax(true)
-
-	return &preparedModule{wasm: wasm, hostFuncs: hostFuncs, interrupts: interrupts, runtime: rc}, nil
+	settings := func(rc wazero.RuntimeConfig) wazero.RuntimeConfig {
+		return rc.WithCoreFeatures(api.CoreFeaturesV2).
+			WithCloseOnContextDone(interrupts == interruptsWazero).
+			WithMemoryLimitPages(uint32(opts.MemoryMB) * 16). // 64 KiB pages
+			WithMemoryCapacityFromMax(true)
+	}
+	return &preparedModule{wasm: wasm, hostFuncs: hostFuncs, interrupts: interrupts,
+		runtime: settings(wazero.NewRuntimeConfig()), interpreter: settings(wazero.NewRuntimeConfigInterpreter())}, nil
 }
 
 // compile is extism.NewCompiledPlugin, bounded in time and interruptible,

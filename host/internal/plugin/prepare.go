@@ -19,8 +19,15 @@ func (p *Plugin) Prepare(ctx context.Context) (bool, error) {
 	if started {
 		return false, nil
 	}
-	if _, err := p.acquire(ctx); err != nil {
+	a, err := p.acquire(ctx)
+	if err != nil {
 		return true, err
+	}
+	if a.interpreted { // the point is the compiled code: wait for it
+		select {
+		case <-a.upgraded:
+		case <-ctx.Done():
+		}
 	}
 	p.release()
 	p.Idle()

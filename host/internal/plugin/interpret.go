@@ -1,0 +1,90 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+
+	extism "github.com/extism/go-sdk"
+)
+
+// A plugin served from the description its module ships has most likely
+// never been compiled on this machine: its first activation would wait for
+// wazero's compiler, seconds for a Go plugin on a busy machine. So that
+// activation runs the module in wazero's interpreter instead, which is
+// ready in a fraction of that (BENCHMARKS.md: 0.35-0.6 s against 3-7 s at
+// load 5, for plugins/hello), and compiles it meanwhile; once compiled, the
+// compiled activation replaces the interpreted one for the calls after.
+// The interpreted module is the same rewritten module under the same
+// runtime settings (memory cap, interrupt checks, host functions), so the
+// sandbox is the same; only its speed differs (about ten times slower a
+// call). RATIONALE.md says why.
+
+// interpretFirst reports whether the plugin's next activation runs
+// interpreted: its first, for a plugin made from a description that asked
+// for it (DescribedHooks.InterpretFirst).
+func (p *Plugin) interpretFirst() bool {
+	return p.described != nil && p.described.hooks.InterpretFirst
+}
+
+// interpretActivation makes an activation of wasm (the module after the
+// rewrite) in wazero's interpreter, over a compilation cache of its own:
+// nothing of it is shared, kept or written to disk.
+func (p *Plugin) interpretActivation(ctx context.Context, wasm []byte) (*activation, error) {
+	src := &p.source
+	manifest := extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: wasm}}, Config: src.config}
+	compiled, err := compile(ctx, p.compileTimeout, manifest, extism.PluginConfig{
+		RuntimeConfig:             src.interpreter,
+		EnableWasi:                true,
+		EnableHttpResponseHeaders: true,
+	}, src.hostFuncs)
+	if err != nil {
+		return nil, fmt.Errorf("interpret: %w", err)
+	}
+	a := p.newActivation(compiled, nil, 0)
+	a.interpreted, a.upgraded = true, make(chan struct{})
+	p.logger.Debug("plugin runs interpreted while it compiles")
+	return a, nil
+}
+
+// upgrade compiles the module of the interpreted activation ai and puts
+// the compiled activation in its place. Calls that hold ai finish on it;
+// it is closed once no call holds the plugin (closeRetiredLocked). When
+// the plugin was released or closed meanwhile, the compiled module is kept
+// for its next activation if the host keeps code, else freed; either way
+// the compile filled the on-disk cache.
+func (p *Plugin) upgrade(ai *activation, wasm []byte) {
+	defer close(ai.upgraded)
+	ac, err := p.compileActivation(p.lifetime, wasm)
+	if err != nil {
+		p.logger.Warn("compiling the plugin failed; it runs interpreted until released", "error", err)
+		return
+	}
+	p.actMu.Lock()
+	if p.closed || p.act != ai {
+		p.actMu.Unlock()
+		if !p.keepCompiled(ac) {
+			_ = ac.close(context.Background())
+		}
+		return
+	}
+	p.act = ac
+	p.retired = append(p.retired, ai)
+	if p.calls == 0 {
+		p.closeRetiredLocked()
+	}
+	p.actMu.Unlock()
+	p.logger.Debug("plugin compiled; calls run compiled from now on")
+}
+
+// closeRetiredLocked closes the retired interpreted activations, which no
+// call holds any more. The caller holds actMu, with no call running.
+func (p *Plugin) closeRetiredLocked() {
+	for _, a := range p.retired {
+		p.activity.Go(func() {
+			if err := a.close(context.Background()); err != nil {
+				p.logger.Warn("closing the interpreted activation", "error", err)
+			}
+		})
+	}
+	p.retired = nil
+}
