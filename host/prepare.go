@@ -2,9 +2,10 @@ package host
 
 import (
 	"context"
-	"runtime"
 	"sync"
 	"time"
+
+	"github.com/mcphost/mcphost/host/internal/plugin"
 )
 
 // A plugin served from the description its module ships (described.go)
@@ -12,16 +13,18 @@ import (
 // (a new replica, a fresh container, a CI run) its first call would
 // compile it, a second or more for a Go plugin. So once the host serves,
 // it prepares such plugins in the background, a few at a time
-// (prepareWorkers): each is activated as its first call would activate it
-// (compiled, which fills the on-disk compilation cache, and its
-// description checked against the module) and released again. A call to a
-// plugin not prepared yet does not wait for the queue: it activates the
-// plugin itself, and the queue then skips it. RATIONALE.md says why.
+// (prepareWorkers): each is activated (compiled, which fills the on-disk
+// compilation cache, and its description checked against the module) and
+// released again. A call to a plugin not prepared yet does not wait for
+// the queue: it activates the plugin itself, in wazero's interpreter while
+// the module compiles (package plugin, interpret.go), and the queue then
+// skips it. RATIONALE.md says why.
 
-// prepareWorkers is how many plugins are prepared at once: a quarter of
-// the CPUs, at least one, so that calls keep the rest. (A compile uses
-// two goroutines of its own: package plugin's compileWorkers.)
-var prepareWorkers = max(1, runtime.NumCPU()/4)
+// prepareWorkers is how many plugins are prepared at once: as many as the
+// host compiles in the background (plugin.BackgroundCompiles, a quarter of
+// the CPUs, at least one), so that calls keep the rest. Compiles for
+// plugins that calls already use go first (package plugin, slots.go).
+var prepareWorkers = plugin.BackgroundCompiles
 
 // preparer is the queue of plugins to prepare and its workers.
 type preparer struct {

@@ -54,7 +54,13 @@ func (p *Plugin) interpretActivation(ctx context.Context, wasm []byte) (*activat
 // the compile filled the on-disk cache.
 func (p *Plugin) upgrade(ai *activation, wasm []byte) {
 	defer close(ai.upgraded)
+	// A background compile: one of the host's few, before any that only
+	// prepares a plugin no call has asked for.
+	if err := p.codes.slots.acquire(p.lifetime, true); err != nil {
+		return // closed
+	}
 	ac, err := p.compileActivation(p.lifetime, wasm)
+	p.codes.slots.release()
 	if err != nil {
 		p.logger.Warn("compiling the plugin failed; it runs interpreted until released", "error", err)
 		return

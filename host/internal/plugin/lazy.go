@@ -231,6 +231,12 @@ const MinActivationWait = 30 * time.Second
 // plugin's timeout or MinActivationWait, whichever is longer; the
 // activation itself goes on for the callers after.
 func (p *Plugin) acquire(ctx context.Context) (*activation, error) {
+	return p.acquireWith(ctx, true)
+}
+
+// acquireWith is acquire; interpret lets an activation it starts run
+// interpreted while the module compiles (interpret.go).
+func (p *Plugin) acquireWith(ctx context.Context, interpret bool) (*activation, error) {
 	wait, cancel := context.WithTimeout(ctx, max(p.timeout, p.activationWait))
 	defer cancel()
 	for {
@@ -249,7 +255,7 @@ func (p *Plugin) acquire(ctx context.Context) (*activation, error) {
 		if pending == nil {
 			pending = &pendingActivation{done: make(chan struct{})}
 			p.activating = pending
-			p.activity.Go(func() { p.activate(pending) })
+			p.activity.Go(func() { p.activate(pending, interpret) })
 		}
 		p.actMu.Unlock()
 		select {
@@ -269,14 +275,14 @@ func (p *Plugin) acquire(ctx context.Context) (*activation, error) {
 // activate compiles the plugin for the callers waiting on pending. It runs
 // under the plugin's lifetime, not a caller's context: a caller that gives
 // up does not fail the others.
-func (p *Plugin) activate(pending *pendingActivation) {
+func (p *Plugin) activate(pending *pendingActivation, interpretAllowed bool) {
 	if p.beforeActivate != nil {
 		p.beforeActivate()
 	}
 	a, err := p.takeKept(), error(nil)
 	var wasm []byte
 	if a == nil {
-		interpret := p.interpretFirst()
+		interpret := interpretAllowed && p.interpretFirst()
 		wasm, err = p.activationSource()
 		switch {
 		case err != nil:

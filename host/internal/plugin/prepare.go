@@ -3,10 +3,11 @@ package plugin
 import "context"
 
 // Prepare does, for a plugin that has never been activated, what its first
-// call would: it activates it (compiling its module, which fills the
-// on-disk compilation cache; for a plugin made from a description, reading
-// its module and checking the description against it), then releases it
-// again unless a call holds it by then. It reports whether it activated
+// call would, compiled: it activates it (compiling its module, which fills
+// the on-disk compilation cache; for a plugin made from a description,
+// reading its module and checking the description against it), as one of
+// the host's background compiles (slots.go), then releases it again unless
+// a call holds it by then. It reports whether it activated
 // the plugin; a plugin activated before, or being activated by a call, is
 // left as it is. The host prepares, in the background, the plugins it
 // serves from the descriptions their modules ship, so that their first
@@ -19,15 +20,15 @@ func (p *Plugin) Prepare(ctx context.Context) (bool, error) {
 	if started {
 		return false, nil
 	}
-	a, err := p.acquire(ctx)
+	// One of the host's background compiles, after those of plugins that
+	// calls already use (slots.go).
+	if err := p.codes.slots.acquire(ctx, false); err != nil {
+		return false, err
+	}
+	_, err := p.acquireWith(ctx, false) // compiled, not interpreted: the point is the code
+	p.codes.slots.release()
 	if err != nil {
 		return true, err
-	}
-	if a.interpreted { // the point is the compiled code: wait for it
-		select {
-		case <-a.upgraded:
-		case <-ctx.Done():
-		}
 	}
 	p.release()
 	p.Idle()

@@ -36,13 +36,16 @@ type CodeCache struct {
 	kept      list.List // of *keptCode
 	keptBytes int64
 	dropped   atomic.Int64 // kept modules freed to stay within keepLimit
+
+	// slots bounds the compiles done in the background (slots.go).
+	slots *compileSlots
 }
 
 // NewCodeCache returns an empty CodeCache whose released plugins keep
 // their compiled modules, up to keepBytes of them together as keptCost
 // estimates them ([server] max_idle_code_mb); 0 keeps none.
 func NewCodeCache(keepBytes int64) *CodeCache {
-	return &CodeCache{entries: map[codeKey]*sharedCode{}, keepLimit: keepBytes}
+	return &CodeCache{entries: map[codeKey]*sharedCode{}, keepLimit: keepBytes, slots: newCompileSlots(BackgroundCompiles)}
 }
 
 // codeKey names compiled code: the module as compiled, how its calls are
