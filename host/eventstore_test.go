@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"bufio"
+	"context"
 	"net/http"
 	"regexp"
 	"strings"
@@ -87,3 +88,60 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 // RoundTrip implements http.RoundTripper.
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// TestASlowCallsPrimingEventArrivesBeforeItsAnswer: the host holds back
+// go-sdk's priming event so that it leaves with an ordinary call's answer
+// (coalescePriming), but a call still running gets it alone, so that a
+// client can resume that stream if it breaks. The call here loops until
+// its 10 min deadline, so a priming event held until the answer would
+// hang the test; it is read while the call runs, and the session's close
+// (DELETE) then cancels the call.
+func TestASlowCallsPrimingEventArrivesBeforeItsAnswer(t *testing.T) {
+	endpoint, _ := httpHost(t, "[server]\nwatch = false\n[[plugin]]\nname = \"faulty\"\npath = \"{faulty}\"\ntimeout = \"10m\"\n")
+	var sessionID atomic.Value // string
+	httpClient := &http.Client{Transport: roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err == nil && resp.Header.Get("Mcp-Session-Id") != "" {
+			sessionID.Store(resp.Header.Get("Mcp-Session-Id"))
+		}
+		return resp, err
+	})}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "slow", Version: "1"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: httpClient},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint,
+		strings.NewReader(`{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"spin","arguments":{}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sessionID.Load().(string))
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("the call's answer is %q, want an SSE stream", ct)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "data:") && strings.Contains(line, `"id":99`) {
+			t.Fatalf("the call's answer came before any priming event: %s", line)
+		}
+		if strings.HasPrefix(line, "id: ") {
+			return // the priming event, while the call still spins
+		}
+	}
+	t.Fatalf("the call's stream ended (%v) without a priming event", sc.Err())
+}

@@ -12,6 +12,7 @@ package host
 //	H5 limitSessions        stateful: 503 + Retry-After for a POST that would open a session past [server] max_sessions (or, with auth, its user's max_sessions_per_user)
 //	H6 trackIdleSessions    stateful: cancels the requests of a session go-sdk's idle timer closes
 //	H7 endRequestsOnDelete  DELETE: cancels the session's requests first, so go-sdk's close does not wait on them
+//	H8 coalescePriming      stateful POST: go-sdk's priming event leaves with the answer (primeflush.go)
 //	   go-sdk's Streamable HTTP handler: session, JSON-RPC decoding, one MCP request each
 //
 // Over stdio, ServeStdio's stdioBatches filter stands where H3 does.
@@ -60,11 +61,12 @@ import (
 )
 
 // httpChain wraps go-sdk's Streamable HTTP handler in the host's HTTP
-// middleware, H1 to H7 above (H1 sees a request first).
+// middleware, H1 to H8 above (H1 sees a request first).
 func (h *Host) httpChain(mcpHandler http.Handler, listenAddr string, stateless bool, sessionTimeout time.Duration) http.Handler {
 	// Built inside out: each wrap goes in front of the one before.
 	handler := h.endRequestsOnDelete(mcpHandler) // H7
 	if !stateless {
+		handler = h.endRequestsOnDelete(coalescePriming(mcpHandler))                              // H8, H7
 		handler = h.trackIdleSessions(sessionTimeout, handler)                                    // H6
 		handler = h.limitSessions(h.settings.MaxSessions, h.settings.MaxSessionsPerUser, handler) // H5
 	}

@@ -10,7 +10,8 @@
 #   1. BenchmarkWasmHop (minimal, stateful, stateless, wat-ping): the two
 #      test binaries alternately, BENCH_ROUNDS rounds;
 #   2. unless BENCH_ONLY=go: bench/loadgen at C = BENCH_C against mcphost
-#      as of BASE_REV ("base"), mcphost now ("now") and a plain go-sdk
+#      as of BASE_REV ("base") and mcphost now ("now"), each serving its
+#      revision's testdata/conformance.toml, and a plain go-sdk
 #      server ("plain", bench/nativeserver -plain), stateful (2025-11-25)
 #      and stateless (2026-07-28), BENCH_ROUNDS rounds, order rotated.
 #
@@ -76,8 +77,12 @@ if [ "$only" != go ]; then
 		declare -A tport tpid
 		tport=([base]=$port [now]=$((port + 1)) [plain]=$((port + 2)))
 		for v in base now; do
-			bench_config "$out/mcphost-$v.toml" "$out/everything-$v.wasm"
-			"$out/bin/mcphost-$v" serve --config "$out/mcphost-$v.toml" --http "127.0.0.1:${tport[$v]}" "${flags[@]}" 2>"$out/$v-$mode.log" &
+			# testdata/conformance.toml of each revision as it is, with
+			# that revision's plugin where its relative path points.
+			mkdir -p "$out/tree-$v/testdata" "$out/tree-$v/plugins/everything"
+			cp "$([ "$v" = base ] && echo "$out/base" || echo "$repo")/testdata/conformance.toml" "$out/tree-$v/testdata/"
+			cp "$out/everything-$v.wasm" "$out/tree-$v/plugins/everything/everything.wasm"
+			"$out/bin/mcphost-$v" serve --config "$out/tree-$v/testdata/conformance.toml" --http "127.0.0.1:${tport[$v]}" "${flags[@]}" 2>"$out/$v-$mode.log" &
 			tpid[$v]=$!
 		done
 		"$out/bin/nativeserver" -plain -http "127.0.0.1:${tport[plain]}" "${flags[@]}" 2>"$out/plain-$mode.log" &

@@ -7,7 +7,8 @@
 #   2. runs the Go benchmarks: the Wasm hop and its decomposition, 1 vs 2
 #      callers, host start, tools/list over 1,000 tools, idle memory,
 #      tools/call in memory and over HTTP against a native go-sdk server;
-#   3. runs the load generator against mcphost (plugins/everything, echo) and
+#   3. runs the load generator against mcphost (plugins/everything, echo,
+#      served with testdata/conformance.toml as it is: see BENCH_CONFIG) and
 #      two native go-sdk servers offering the same tool in plain Go, in the
 #      same run, interleaved, stateful and stateless, for each session
 #      count: "plain" (go-sdk's default handler options, what a user would
@@ -28,6 +29,17 @@
 #                  and print their pprof top
 #   BENCH_PORT     first of the three loopback ports used [18810]
 #   BENCH_OUT      results directory [a new temporary directory]
+#   BENCH_CONFIG   the config mcphost serves in the load runs [conformance]:
+#                  "conformance" is testdata/conformance.toml unchanged (the
+#                  config of issue 27's figures), copied with the plugin it
+#                  loads into the results directory so that its relative
+#                  path resolves there and nothing is written beside the
+#                  tree's file; "minimal" is the one-plugin config of
+#                  scripts/benchlib.sh (bench_config); anything else is a
+#                  config file served where it is, whose plugins must be
+#                  built already (make plugins)
+#   BENCH_TOOL     the tool the load generator calls in mcphost [echo]
+#                  (ev_echo for mcphost.toml, which prefixes everything's)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,6 +52,8 @@ count=${BENCH_COUNT:-3}
 only=${BENCH_ONLY:-}
 profile=${BENCH_PROFILE:-0}
 port=${BENCH_PORT:-18810}
+config=${BENCH_CONFIG:-conformance}
+tool=${BENCH_TOOL:-echo}
 out=${BENCH_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/mcphost-bench.XXXXXX")}
 mkdir -p "$out/bin"
 
@@ -96,14 +110,27 @@ fi
 
 if [ "$only" != go ]; then
 	echo "== Load: $rounds round(s) of ${dur} per target and session count ($cs)"
-	bench_config "$out/bench.toml" "$out/everything.wasm"
+	case $config in
+	conformance)
+		mkdir -p "$out/tree/testdata" "$out/tree/plugins/everything"
+		cp testdata/conformance.toml "$out/tree/testdata/"
+		cp "$out/everything.wasm" "$out/tree/plugins/everything/"
+		served=$out/tree/testdata/conformance.toml
+		;;
+	minimal)
+		bench_config "$out/bench.toml" "$out/everything.wasm"
+		served=$out/bench.toml
+		;;
+	*) served=$config ;;
+	esac
+	echo "mcphost serves $config ($served), tool $tool" | tee -a "$out/machine.txt"
 	: >"$out/load.jsonl"
 	for mode in stateful stateless; do
 		flags=() version=2025-11-25
 		if [ "$mode" = stateless ]; then flags=(--stateless) version=2026-07-28; fi
 		declare -A tport tpid
 		tport=([mcphost]=$port [plain]=$((port + 1)) [native]=$((port + 2)))
-		"$out/bin/mcphost" serve --config "$out/bench.toml" --http "127.0.0.1:${tport[mcphost]}" "${flags[@]}" 2>"$out/mcphost-$mode.log" &
+		"$out/bin/mcphost" serve --config "$served" --http "127.0.0.1:${tport[mcphost]}" "${flags[@]}" 2>"$out/mcphost-$mode.log" &
 		tpid[mcphost]=$!
 		"$out/bin/nativeserver" -plain -http "127.0.0.1:${tport[plain]}" "${flags[@]}" 2>"$out/plain-$mode.log" &
 		tpid[plain]=$!
@@ -116,8 +143,9 @@ if [ "$only" != go ]; then
 		for round in $(seq 1 "$rounds"); do
 			for c in $cs; do
 				for target in $(rotated $((round + c)) mcphost plain native); do
-					p=${tport[$target]} pid=${tpid[$target]}
-					"$out/bin/loadgen" -url "http://127.0.0.1:$p/mcp" -label "$target" -pid "$pid" \
+					p=${tport[$target]} pid=${tpid[$target]} t=echo
+					[ "$target" = mcphost ] && t=$tool
+					"$out/bin/loadgen" -url "http://127.0.0.1:$p/mcp" -label "$target" -pid "$pid" -tool "$t" \
 						-c "$c" -d "$dur" -protocol-version "$version" -json >>"$out/load.jsonl"
 					tail -1 "$out/load.jsonl" | sed "s/^/$mode round $round: /"
 				done

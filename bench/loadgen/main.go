@@ -79,7 +79,7 @@ func run() error {
 	maxCalls := flag.Int("n", 0, "stop after this many measured calls in all (0: no limit, -d only)")
 	tool := flag.String("tool", "echo", "tool to call")
 	argsJSON := flag.String("args", `{"text":"hello"}`, "tool arguments (a JSON object)")
-	expect := flag.String("expect", "", `text the result must contain to count as success (default: the "text" argument for echo)`)
+	expect := flag.String("expect", "", `text the result must contain to count as success (default: the "text" argument for echo, or a prefixed echo such as ev_echo)`)
 	version := flag.String("protocol-version", "2025-11-25", "protocol revision to ask for (2026-07-28 for a stateless server)")
 	callTimeout := flag.Duration("timeout", 10*time.Second, "deadline of one call")
 	asJSON := flag.Bool("json", false, "print the result as JSON")
@@ -101,7 +101,7 @@ func run() error {
 		return fmt.Errorf("-args: %w", err)
 	}
 	want := *expect
-	if want == "" && *tool == "echo" {
+	if want == "" && (*tool == "echo" || strings.HasSuffix(*tool, "_echo")) {
 		want, _ = args["text"].(string)
 	}
 

@@ -99,3 +99,47 @@ func BenchmarkEnvelope(b *testing.B) {
 		})
 	}
 }
+
+// echoTool is plugins/everything's echo as the host lists it.
+const echoTool = `{"tools":[{"name":"echo","title":"Echo","description":"Returns the text it is given (used by benchmarks).","inputSchema":{"type":"object","properties":{"text":{"type":"string","description":"The text to echo back."}},"required":["text"],"additionalProperties":false},"annotations":{"readOnlyHint":true,"idempotentHint":true,"openWorldHint":false}}]}`
+
+// BenchmarkCallToolHost measures the host's side of a tools/call of
+// plugins/everything's echo, without the Wasm hop (a plugin that answers
+// at once with what the Go SDK encodes): the parts, then CallTool whole.
+func BenchmarkCallToolHost(b *testing.B) {
+	tools, refused, err := ListTools(context.Background(), fakeCaller{echoTool}, Limits{MaxItems: 10})
+	if err != nil || len(refused) > 0 || len(tools) != 1 {
+		b.Fatal(err, refused)
+	}
+	tool := tools[0]
+	args := json.RawMessage(`{"text":"hello"}`)
+	out := []byte(`{"content":[{"type":"text","text":"hello"}]}`)
+	b.Run("checkArguments", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := checkArguments(tool, args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decodeResult", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var res mcp.CallToolResult
+			if err := decodeResult("call_tool", out, &res); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("CallTool", func(b *testing.B) {
+		b.ReportAllocs()
+		p := fakeCaller{string(out)}
+		req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "echo", Arguments: args}}
+		for b.Loop() {
+			res, err := CallTool(context.Background(), p, tool, req)
+			if err != nil || res.IsError {
+				b.Fatal(err, res)
+			}
+		}
+	})
+}

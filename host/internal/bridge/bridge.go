@@ -149,11 +149,25 @@ func encodeCapabilities(caps *mcp.ClientCapabilities) (json.RawMessage, error) {
 }
 
 // decodeResult decodes a plugin output, which must be one JSON object, into v.
+// A tool result of text contents only, the common one, is decoded by hand
+// (decodeTextResult) rather than through go-sdk's decoder.
 func decodeResult(export string, out []byte, v any) error {
 	trimmed := bytes.TrimSpace(out)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return fmt.Errorf("%s returned %s, not a JSON object", export, describeBytes(out))
 	}
+	if r, ok := v.(*mcp.CallToolResult); ok {
+		if res, ok := decodeTextResult(trimmed); ok {
+			*r = res
+			return nil
+		}
+	}
+	return decodeJSON(export, trimmed, v)
+}
+
+// decodeJSON decodes trimmed, one JSON object, into v through its
+// UnmarshalJSON if it has one (go-sdk's types do).
+func decodeJSON(export string, trimmed []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("%s returned invalid JSON: %w", export, err)

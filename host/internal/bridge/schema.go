@@ -34,6 +34,9 @@ type Schema struct {
 	resolved *jsonschema.Resolved
 	root     *node
 	names    declaredNames
+	// flat, for a flat schema (flat.go), accepts most valid values
+	// without resolved; nil for any other.
+	flat *flatSchema
 
 	// deferred, when set, is the schema as listed, to check and resolve
 	// at its first use (Limits.Deferred); once guards that, and err is
@@ -57,6 +60,9 @@ func (s *Schema) Validate(v any) error {
 	if err := s.ready(); err != nil {
 		return err
 	}
+	if m, ok := v.(map[string]any); ok && s.flat != nil && s.flat.accepts(m) {
+		return nil
+	}
 	if err := s.root.bound(v); err != nil {
 		return fmt.Errorf("not checked: %w", err)
 	}
@@ -69,7 +75,7 @@ func (s *Schema) ready() error {
 		d.once.Do(func() {
 			var built *Schema
 			if built, d.err = build(d.raw, d.fields); d.err == nil {
-				s.resolved, s.root, s.names = built.resolved, built.root, built.names
+				s.resolved, s.root, s.names, s.flat = built.resolved, built.root, built.names, built.flat
 			}
 		})
 		if d.err != nil {
@@ -171,7 +177,7 @@ func build(raw json.RawMessage, fields map[string]reflect.StructField) (*Schema,
 	if err := root.bound(nil); err != nil {
 		return nil, fmt.Errorf("validating even a single value against it %w", err)
 	}
-	return &Schema{resolved: resolved, root: root, names: collectDeclaredNames(doc)}, nil
+	return &Schema{resolved: resolved, root: root, names: collectDeclaredNames(doc), flat: newFlatSchema(doc)}, nil
 }
 
 // refuseRemote is the loader jsonschema-go calls for a $ref outside the
