@@ -506,3 +506,53 @@ func TestReloadLoadsADescribedModule(t *testing.T) {
 		t.Fatalf("version = %q, want v2", text)
 	}
 }
+
+// TestInterpretedActivationKeepsTheSandbox: a plugin's first activation
+// from its shipped description runs in wazero's interpreter, under the same
+// limits as compiled code: an endless loop ends at the deadline, an
+// allocation loop at the memory cap, a trap is a trap, and the plugin
+// still answers after each.
+func TestInterpretedActivationKeepsTheSandbox(t *testing.T) {
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	sharedCompilations(t, cache)
+	if err := os.WriteFile(filepath.Join(dir, "faulty.wasm"), describeModule(t, testutil.GoPlugin(t, "testdata/plugins/faulty")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf("[server]\nwatch = false\nlock_file = \"off\"\ncache_dir = %q\nbackground_compile = false\n[[plugin]]\nname = \"faulty\"\npath = %q\ntimeout = \"2s\"\nmemory_mb = 64\n",
+		cache, filepath.Join(dir, "faulty.wasm"))
+	cfgPath := filepath.Join(dir, "mcphost.toml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, logs := newHostFromFile(t, cfgPath)
+	cs := connect(t, h, nil, "")
+	began := time.Now()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "spin", Arguments: map[string]any{}})
+	if err == nil && !res.IsError {
+		t.Fatalf("spin returned: %+v", res)
+	}
+	if !strings.Contains(logs.String(), "plugin runs interpreted while it compiles") {
+		t.Fatalf("the first activation did not run interpreted:\n%s", logs)
+	}
+	if took := time.Since(began); took > time.Minute {
+		t.Fatalf("spin took %v", took)
+	}
+	// alloc: Go's runtime traps (unreachable) when the cap refuses memory.
+	for _, c := range []struct{ tool, want string }{{"alloc", ""}, {"trap", "out of bounds"}} {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: c.tool, Arguments: map[string]any{}})
+		text := fmt.Sprint(err)
+		if err == nil {
+			if !res.IsError {
+				t.Fatalf("%s succeeded: %+v", c.tool, res)
+			}
+			text = fmt.Sprint(res.Content)
+		}
+		if !strings.Contains(strings.ToLower(text), c.want) {
+			t.Errorf("%s failed with %q, which does not say %q", c.tool, text, c.want)
+		}
+		if _, echo := callText(t, cs, "echo", map[string]any{"text": "still here"}); echo != "still here" {
+			t.Fatalf("echo after %s: %q", c.tool, echo)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"time"
 
 	extism "github.com/extism/go-sdk"
 )
@@ -52,20 +53,35 @@ func (p *Plugin) interpretActivation(ctx context.Context, wasm []byte) (*activat
 // the plugin was released or closed meanwhile, the compiled module is kept
 // for its next activation if the host keeps code, else freed; either way
 // the compile filled the on-disk cache.
-func (p *Plugin) upgrade(ai *activation, wasm []byte) {
+func (p *Plugin) upgrade(ai *activation) {
 	defer close(ai.upgraded)
 	// A background compile: one of the host's few, before any that only
 	// prepares a plugin no call has asked for.
 	if err := p.codes.slots.acquire(p.lifetime, true); err != nil {
 		return // closed
 	}
-	ac, err := p.compileActivation(p.lifetime, wasm)
+	// The module is read again now, not held while waiting for the slot:
+	// the plugin keeps it (deflated once released a while).
+	wasm, err := p.activationSource()
+	var ac *activation
+	if err == nil {
+		ac, err = p.compileActivation(p.lifetime, wasm)
+	}
 	p.codes.slots.release()
 	if err != nil {
 		p.logger.Warn("compiling the plugin failed; it runs interpreted until released", "error", err)
 		return
 	}
 	p.actMu.Lock()
+	if !p.closed && p.act == nil && p.activating == nil && p.kept == nil && time.Since(p.lastUsed) < p.idleTimeout {
+		// The interpreted activation was released early (interpretedIdle),
+		// within the plugin's idle_timeout: the compiled one stays active
+		// for the rest of it, as it would have had it come first.
+		p.act = ac
+		p.armIdle()
+		p.actMu.Unlock()
+		return
+	}
 	if p.closed || p.act != ai {
 		p.actMu.Unlock()
 		if !p.keepCompiled(ac) {
@@ -80,6 +96,24 @@ func (p *Plugin) upgrade(ai *activation, wasm []byte) {
 	}
 	p.actMu.Unlock()
 	p.logger.Debug("plugin compiled; calls run compiled from now on")
+}
+
+// interpretedIdle is how long an interpreted activation stays without a
+// call before it is released, when that is shorter than the plugin's
+// idle_timeout: an interpreted module holds several times the memory of
+// its machine code, and a burst of first calls to many plugins would
+// otherwise hold one each until its compile's turn. Its compile goes on,
+// and its code is kept for the next activation (kept.go) when the host
+// keeps code.
+const interpretedIdle = 2 * time.Second
+
+// idleFor is how long the plugin may go without a call before a release.
+// The caller holds actMu.
+func (p *Plugin) idleFor() time.Duration {
+	if p.act != nil && p.act.interpreted {
+		return min(p.idleTimeout, interpretedIdle)
+	}
+	return p.idleTimeout
 }
 
 // closeRetiredLocked closes the retired interpreted activations, which no

@@ -280,9 +280,9 @@ func (p *Plugin) activate(pending *pendingActivation, interpretAllowed bool) {
 		p.beforeActivate()
 	}
 	a, err := p.takeKept(), error(nil)
-	var wasm []byte
 	if a == nil {
 		interpret := interpretAllowed && p.interpretFirst()
+		var wasm []byte
 		wasm, err = p.activationSource()
 		switch {
 		case err != nil:
@@ -311,7 +311,7 @@ func (p *Plugin) activate(pending *pendingActivation, interpretAllowed bool) {
 		p.lastUsed = time.Now()
 		p.armIdle() // released again if no caller uses it
 		if a.interpreted {
-			p.activity.Go(func() { p.upgrade(a, wasm) })
+			p.activity.Go(func() { p.upgrade(a) })
 		}
 	}
 	pending.err = err
@@ -359,10 +359,10 @@ func (p *Plugin) armIdle() {
 		return
 	}
 	if p.idleTimer == nil {
-		p.idleTimer = time.AfterFunc(p.idleTimeout, p.idleExpired)
+		p.idleTimer = time.AfterFunc(p.idleFor(), p.idleExpired)
 		return
 	}
-	p.idleTimer.Reset(p.idleTimeout)
+	p.idleTimer.Reset(p.idleFor())
 }
 
 // idleExpired releases the plugin when it has had no call for its idle
@@ -373,7 +373,7 @@ func (p *Plugin) idleExpired() {
 	if p.closed || p.act == nil || p.calls > 0 {
 		return
 	}
-	if left := p.idleTimeout - time.Since(p.lastUsed); left > 0 {
+	if left := p.idleFor() - time.Since(p.lastUsed); left > 0 {
 		p.idleTimer.Reset(left)
 		return
 	}
