@@ -125,6 +125,7 @@ func FromDescription(opts Options, d Description, fetch func(context.Context) ([
 	}
 	opts.Wasm = nil
 	p.described = &described{desc: d, opts: opts, fetch: fetch, hooks: hooks}
+	p.interpretUntilCompiled = hooks.InterpretFirst
 	// Lists come from the description: the idle timeout applies from the
 	// first activation on.
 	p.settled = true

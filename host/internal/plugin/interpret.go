@@ -21,10 +21,10 @@ import (
 // call). RATIONALE.md says why.
 
 // interpretFirst reports whether the plugin's next activation runs
-// interpreted: its first, for a plugin made from a description that asked
-// for it (DescribedHooks.InterpretFirst).
+// interpreted: for a plugin made from a description that asked for it
+// (DescribedHooks.InterpretFirst), until its module has been compiled once.
 func (p *Plugin) interpretFirst() bool {
-	return p.described != nil && p.described.hooks.InterpretFirst
+	return p.interpretUntilCompiled && !p.compiledOnce.Load()
 }
 
 // interpretActivation makes an activation of wasm (the module after the
@@ -42,57 +42,72 @@ func (p *Plugin) interpretActivation(ctx context.Context, wasm []byte) (*activat
 		return nil, fmt.Errorf("interpret: %w", err)
 	}
 	a := p.newActivation(compiled, nil, 0)
-	a.interpreted, a.upgraded = true, make(chan struct{})
+	a.interpreted = true
 	p.logger.Debug("plugin runs interpreted while it compiles")
 	return a, nil
 }
 
-// upgrade compiles the module of the interpreted activation ai and puts
-// the compiled activation in its place. Calls that hold ai finish on it;
-// it is closed once no call holds the plugin (closeRetiredLocked). When
-// the plugin was released or closed meanwhile, the compiled module is kept
-// for its next activation if the host keeps code, else freed; either way
-// the compile filled the on-disk cache.
-func (p *Plugin) upgrade(ai *activation) {
-	defer close(ai.upgraded)
-	// A background compile: one of the host's few, before any that only
-	// prepares a plugin no call has asked for.
-	if err := p.codes.slots.acquire(p.lifetime, true); err != nil {
-		return // closed
+// upgradeLater starts the compile that replaces interpreted activations,
+// unless one is under way. The caller holds actMu.
+func (p *Plugin) upgradeLater() {
+	if p.upgrading || p.closed {
+		return
 	}
-	// The module is read again now, not held while waiting for the slot:
-	// the plugin keeps it (deflated once released a while).
-	wasm, err := p.activationSource()
+	p.upgrading = true
+	p.activity.Go(p.upgrade)
+}
+
+// upgrade compiles the plugin's module, as one of the host's background
+// compiles, and puts the compiled activation in place of the interpreted
+// one serving. Calls that hold the interpreted activation finish on it; it
+// is closed once no call holds the plugin (closeRetiredLocked). When the
+// interpreted activation was released meanwhile, within the plugin's
+// idle_timeout, the compiled one becomes active as if it had come first;
+// otherwise its module is kept for the next activation if the host keeps
+// code, else freed. Either way the compile filled the on-disk cache.
+func (p *Plugin) upgrade() {
+	// One of the host's few background compiles, before any that only
+	// prepares a plugin no call has asked for.
+	err := p.codes.slots.acquire(p.lifetime, true)
 	var ac *activation
 	if err == nil {
-		ac, err = p.compileActivation(p.lifetime, wasm)
-	}
-	p.codes.slots.release()
-	if err != nil {
-		p.logger.Warn("compiling the plugin failed; it runs interpreted until released", "error", err)
-		return
+		// The module is read now, not held while waiting for the slot.
+		var wasm []byte
+		if wasm, err = p.activationSource(); err == nil {
+			ac, err = p.compileActivation(p.lifetime, wasm)
+		}
+		p.codes.slots.release()
 	}
 	p.actMu.Lock()
-	if !p.closed && p.act == nil && p.activating == nil && p.kept == nil && time.Since(p.lastUsed) < p.idleTimeout {
-		// The interpreted activation was released early (interpretedIdle),
-		// within the plugin's idle_timeout: the compiled one stays active
-		// for the rest of it, as it would have had it come first.
-		p.act = ac
-		p.armIdle()
+	p.upgrading = false
+	if err != nil {
 		p.actMu.Unlock()
+		if p.lifetime.Err() == nil {
+			p.logger.Warn("compiling the plugin failed; it runs interpreted until released", "error", err)
+		}
 		return
 	}
-	if p.closed || p.act != ai {
+	p.compiledOnce.Store(true)
+	switch {
+	case p.closed:
+		p.actMu.Unlock()
+		_ = ac.close(context.Background())
+		return
+	case p.act != nil && p.act.interpreted:
+		p.retired = append(p.retired, p.act)
+		p.act = ac
+		if p.calls == 0 {
+			p.closeRetiredLocked()
+		}
+	case p.act == nil && p.activating == nil && p.kept == nil && time.Since(p.lastUsed) < p.idleTimeout:
+		p.act = ac
+		p.armIdle()
+	default:
 		p.actMu.Unlock()
 		if !p.keepCompiled(ac) {
 			_ = ac.close(context.Background())
 		}
 		return
-	}
-	p.act = ac
-	p.retired = append(p.retired, ai)
-	if p.calls == 0 {
-		p.closeRetiredLocked()
 	}
 	p.actMu.Unlock()
 	p.logger.Debug("plugin compiled; calls run compiled from now on")

@@ -48,10 +48,8 @@ type activation struct {
 	cost     int64 // what the compiled module counts when kept (keptCost)
 	pool     *pool
 	// interpreted is set for a module run by wazero's interpreter until
-	// its compiled activation replaces it (interpret.go); upgraded is
-	// closed once that compile ended, whatever its outcome. code is nil.
+	// its compiled activation replaces it (interpret.go); code is nil.
 	interpreted bool
-	upgraded    chan struct{}
 }
 
 // errActivationTimeout is a wait for an activation that outlasted the
@@ -167,6 +165,7 @@ func (p *Plugin) compileActivation(ctx context.Context, wasm []byte) (*activatio
 	}, src.hostFuncs, src.key.cacheDir, p.logger)
 	if err == nil {
 		p.codes.compiled(code)
+		p.compiledOnce.Store(true) // interpret.go: no more interpreting
 	}
 	code.compileMu.Unlock()
 	if err != nil {
@@ -311,7 +310,7 @@ func (p *Plugin) activate(pending *pendingActivation, interpretAllowed bool) {
 		p.lastUsed = time.Now()
 		p.armIdle() // released again if no caller uses it
 		if a.interpreted {
-			p.activity.Go(func() { p.upgrade(a) })
+			p.upgradeLater()
 		}
 	}
 	pending.err = err

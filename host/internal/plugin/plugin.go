@@ -163,11 +163,17 @@ type Plugin struct {
 	kept  *keptCode   // the compiled module kept since a release (kept.go)
 	// retired are interpreted activations replaced by their compiled one
 	// while calls held the plugin: closed once no call does (interpret.go).
-	retired    []*activation
-	activating *pendingActivation
-	calls      int // calls holding act
-	lastUsed   time.Time
-	idleTimer  *time.Timer
+	retired []*activation
+	// interpretUntilCompiled runs activations interpreted until the module
+	// was compiled once (compiledOnce); upgrading: a compile for that is
+	// under way (interpret.go).
+	interpretUntilCompiled bool
+	compiledOnce           atomic.Bool
+	upgrading              bool
+	activating             *pendingActivation
+	calls                  int // calls holding act
+	lastUsed               time.Time
+	idleTimer              *time.Timer
 	// deflateTimer deflates the kept module deflateDelay after a release
 	// (scheduleDeflate); nil when none is pending.
 	deflateTimer *time.Timer
