@@ -213,6 +213,13 @@ func (d *describing) fromModule(ctx context.Context, wasm []byte, hash [sha256.S
 	if d.live || d.volatile || keptWarm(d.pc) {
 		return nil
 	}
+	if configured(d.pc, d.env) {
+		// What it lists may depend on its config or environment, which
+		// the description was not made with: listing it from the
+		// description could show a client stale lists until the check.
+		d.h.logger.Debug("plugin has config or env: not listed from the description its module ships", "plugin", d.pc.Name)
+		return nil
+	}
 	data, found, err := shipped.Find(wasm)
 	if err != nil || !found {
 		return nil // a module that cannot be split fails its load, with the reason
@@ -282,6 +289,17 @@ func shippableCalls(calls []plugin.ListCall) []plugin.ListCall {
 	}
 	return out
 }
+
+// configured reports whether the plugin is given config values or
+// environment variables: a description shipped in its module (made
+// without them) is then not used.
+func configured(pc config.Plugin, env map[string]string) bool {
+	return len(pc.Config) > 0 || len(env) > 0
+}
+
+// notUsedConfigured is added to the status of a shipped description of a
+// plugin that has config or env.
+const notUsedConfigured = "; not used with this config: the plugin has config or env, on which its lists may depend, so a host loads it from its module"
 
 // shippedStatus says how the description the module ships compares with
 // the plugin's lists just read live, for validate, inspect and plugin

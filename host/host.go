@@ -495,6 +495,9 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 		live.Lists = shippableCalls(rec.calls)
 		lp.live = &live
 		lp.shipped = shippedStatus(wasm, live)
+		if lp.shipped != "" && configured(pc, d.env) {
+			lp.shipped += notUsedConfigured
+		}
 	}
 	// Its lists are read: until its first call the plugin holds no
 	// instance and no compiled module (lazy.go in package plugin).

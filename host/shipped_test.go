@@ -556,3 +556,27 @@ func TestInterpretedActivationKeepsTheSandbox(t *testing.T) {
 		}
 	}
 }
+
+// TestShippedDescriptionIsNotUsedWithConfig: a plugin given config (or
+// env) is loaded from its module at start, whatever description it ships:
+// its lists may depend on that config, which the description was not made
+// with, and a client must never see lists the plugin would not give.
+func TestShippedDescriptionIsNotUsedWithConfig(t *testing.T) {
+	v1 := testutil.GoPlugin(t, "testdata/plugins/versioned")
+	dir := shippedDir(t, describeModule(t, v1), false)
+	cfgPath := filepath.Join(dir, "mcphost.toml")
+	cfg, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfgPath, append(cfg, "config = { region = \"eu\" }\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := startIn(t, dir)
+	if v := metric(t, h.host, activationsMetric); v != 1 {
+		t.Fatalf("%v activations at start, want 1 (loaded from its module)", v)
+	}
+	if strings.Contains(h.log.String(), "described from its description the module ships") {
+		t.Fatalf("a plugin with config was listed from its shipped description:\n%s", h.log)
+	}
+}

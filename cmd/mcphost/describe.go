@@ -29,7 +29,7 @@ func runDescribe(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	check := fs.Bool("check", false, "write nothing: fail unless FILE ships a description that matches what it lists")
 	out := fs.String("o", "", "write the described module to `OUT.wasm` instead of replacing FILE")
 	pluginConfig := keyValues{}
-	fs.Var(pluginConfig, "config-value", "`KEY=VALUE` handed to the plugin as config while it is listed (repeatable)")
+	fs.Var(pluginConfig, "config-value", "`KEY=VALUE` handed to the plugin as config while it is listed, with --check only (repeatable)")
 	paths := keyValues{}
 	fs.Var(paths, "allow-path", "`DIR=GUEST`: grant the directory DIR at GUEST while it is listed, as allowed_paths does (repeatable)")
 	var hosts listFlag
@@ -42,6 +42,11 @@ func runDescribe(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	if *check && *out != "" {
 		return &usageError{"plugin describe: --check writes nothing; -o has no use with it"}
+	}
+	if !*check && len(pluginConfig) > 0 {
+		// A host uses a shipped description only for a plugin configured
+		// without config or env: one made with config would never be used.
+		return &usageError{"plugin describe: --config-value only with --check: a host lists a plugin from its shipped description only when it has no config or env, so the description is made without them"}
 	}
 	path := fs.Arg(0)
 	wasm, err := host.ReadModuleFile(path)
@@ -71,14 +76,14 @@ func runDescribe(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	counts := fmt.Sprintf("%d tools, %d resources, %d resource templates, %d prompts", len(info.Tools), len(info.Resources), len(info.Templates), len(info.Prompts))
 	if *check {
-		switch info.ShippedDescription {
-		case "":
+		switch status := info.ShippedDescription; {
+		case status == "":
 			return fmt.Errorf("%s ships no description: run `mcphost plugin describe %s` after building it", path, path)
-		case "matches its lists":
-			fmt.Fprintf(stdout, "%s: ships a description that matches its lists (%s)\n", path, counts)
+		case strings.HasPrefix(status, "matches its lists"):
+			fmt.Fprintf(stdout, "%s: ships a description that %s (%s)\n", path, status, counts)
 			return nil
 		default:
-			return fmt.Errorf("%s: the description it ships %s", path, info.ShippedDescription)
+			return fmt.Errorf("%s: the description it ships %s", path, status)
 		}
 	}
 	described, err := host.EmbedDescription(wasm, info.Description)

@@ -92,8 +92,11 @@ func TestPluginDescribe(t *testing.T) {
 	}
 	cfg := testutil.WriteConfig(t, fmt.Sprintf("[server]\nwatch = false\nlock_file = \"off\"\n[[plugin]]\nname = \"time\"\npath = %q\nconfig = { local_timezone = \"Europe/Paris\" }\n", path))
 	out, _, err = runCLI(t, "validate", "--config", cfg)
-	if err != nil || !strings.Contains(out, "ships  a description that differs from its lists with this config") {
+	if err != nil || !strings.Contains(out, "ships  a description that differs from its lists with this config") || !strings.Contains(out, "not used with this config") {
 		t.Fatalf("validate with other config: %v\n%s", err, out)
+	}
+	if _, _, err := runCLI(t, "plugin", "describe", "--config-value", "local_timezone=Europe/Paris", path); err == nil || !strings.Contains(err.Error(), "only with --check") {
+		t.Fatalf("describe with --config-value: %v", err)
 	}
 	cfg = testutil.WriteConfig(t, fmt.Sprintf("[server]\nwatch = false\nlock_file = \"off\"\n[[plugin]]\nname = \"time\"\npath = %q\n", path))
 	out, _, err = runCLI(t, "validate", "--config", cfg)

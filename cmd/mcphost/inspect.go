@@ -257,8 +257,6 @@ func printInspection(w io.Writer, in *inspection) {
 	case "":
 	case "none":
 		fmt.Fprintf(w, "  ships    no description (hosts compile it to list it; `mcphost plugin describe` writes one)\n")
-	case "matches its lists":
-		fmt.Fprintf(w, "  ships    a description that matches its lists\n")
 	default:
 		fmt.Fprintf(w, "  ships    a description that %s\n", in.Description)
 	}

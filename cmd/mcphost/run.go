@@ -355,11 +355,7 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			fmt.Fprintf(stdout, "    asks   %s (%s)\n", a, given)
 		}
 		fmt.Fprintf(stdout, "    limits %s\n", p.Limits)
-		switch p.ShippedDescription {
-		case "":
-		case "matches its lists":
-			fmt.Fprintf(stdout, "    ships  a description that matches its lists\n")
-		default:
+		if p.ShippedDescription != "" {
 			fmt.Fprintf(stdout, "    ships  a description that %s\n", p.ShippedDescription)
 		}
 		for _, kind := range []struct {
