@@ -163,7 +163,20 @@ func main() {
 		all++
 	}
 	fmt.Printf("tools_list_all_pages %v (%d tools)\n", time.Since(t0).Round(time.Microsecond), all)
+	// waitForCompiles waits, with -wait-compiled, for the background
+	// compilation to end, and reports when it did.
+	waitForCompiles := func() {
+		if !*waitCompiled {
+			return
+		}
+		for metricValue("http://"+addr+"/metrics", "mcphost_plugins_preparing") > 0 {
+			time.Sleep(50 * time.Millisecond)
+		}
+		fmt.Printf("compiled_all %v after ready (peak RSS %d MiB)\n", time.Since(readyAt).Round(time.Millisecond), peak.max())
+		printMetrics("http://"+addr+"/metrics", "mcphost_plugins_prepared_total")
+	}
 	if !*calls {
+		waitForCompiles()
 		return
 	}
 	var argv map[string]any
@@ -204,13 +217,7 @@ func main() {
 	fmt.Printf("first_call p50 %v max %v\n", pct(first, 50), pct(first, 100))
 	fmt.Printf("warm_call p50 %v max %v\n", pct(second, 50), pct(second, 100))
 	fmt.Printf("rss_after_calls_mib %d (peak since ready %d)\n", rssMiB(cmd.Process.Pid), peak.max())
-	if *waitCompiled {
-		for metricValue("http://"+addr+"/metrics", "mcphost_plugins_preparing") > 0 {
-			time.Sleep(50 * time.Millisecond)
-		}
-		fmt.Printf("compiled_all %v after ready (peak RSS %d MiB)\n", time.Since(readyAt).Round(time.Millisecond), peak.max())
-		printMetrics("http://"+addr+"/metrics", "mcphost_plugins_prepared_total")
-	}
+	waitForCompiles()
 	codeMetrics := []string{"mcphost_code_modules", "mcphost_code_loads_total", "mcphost_code_kept_modules", "mcphost_code_kept_bytes", "mcphost_code_kept_dropped_total"}
 	printMetrics("http://"+addr+"/metrics", append([]string{"mcphost_memory_held_bytes", "mcphost_memory_evictions_total"}, codeMetrics...)...)
 	if *idle > 0 {
