@@ -125,7 +125,7 @@ func (p *preparer) done(h *Host) {
 	last, took := p.pending == 0, time.Since(p.began)
 	p.mu.Unlock()
 	if last {
-		h.logger.Info("every plugin served from its shipped description is compiled", "took", took.Round(time.Millisecond))
+		h.logger.Info("background compilation done: the plugins served from their shipped descriptions are compiled (or failed, as logged)", "took", took.Round(time.Millisecond))
 	}
 }
 
