@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/internal/shipped"
 	"github.com/mcphost/mcphost/host/internal/wasmbin"
 	"github.com/mcphost/mcphost/internal/testutil"
 )
@@ -219,21 +220,11 @@ func TestShippedDescriptionThatLiesIsNeverServedStale(t *testing.T) {
 // descriptionOf returns the description a described module ships.
 func descriptionOf(t *testing.T, wasm []byte) []byte {
 	t.Helper()
-	r := &wasmbin.Reader{B: wasm, Pos: len(wasmbin.Header)}
-	for !r.Done() {
-		s, err := r.Section()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s.ID == 0 {
-			sr := &wasmbin.Reader{B: s.Body}
-			if string(sr.Name()) == "mcphost.description" {
-				return s.Body[sr.Pos:]
-			}
-		}
+	data, found, err := shipped.Find(wasm)
+	if err != nil || !found {
+		t.Fatalf("the module ships no description (%v)", err)
 	}
-	t.Fatal("the module ships no description")
-	return nil
+	return data
 }
 
 // TestUnusableShippedDescriptionIsLoadedAround: a description section

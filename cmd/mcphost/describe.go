@@ -54,12 +54,7 @@ func runDescribe(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return fmt.Errorf("describe %s: %w", path, err)
 	}
 	extra := "timeout = \"30s\"\n" + grants{paths: paths, hosts: hosts}.toml()
-	if len(pluginConfig) > 0 {
-		extra += "[plugin.config]\n"
-		for k, v := range pluginConfig {
-			extra += tomlQuote(k) + " = " + tomlQuote(v) + "\n"
-		}
-	}
+	extra += configTOML(pluginConfig)
 	logger := hclog.New(&hclog.LoggerOptions{Name: "mcphost", Level: hclog.Warn, Output: stderr})
 	h, err := loadAlone(ctx, "described", path, extra, host.Options{Logger: logger, LoadEveryPlugin: true})
 	if err != nil {

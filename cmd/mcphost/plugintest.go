@@ -179,6 +179,20 @@ func (g grants) toml() string {
 	return b.String()
 }
 
+// configTOML is config as the [plugin.config] table of a [[plugin]]
+// table ("" for none).
+func configTOML(config map[string]string) string {
+	if len(config) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("[plugin.config]\n")
+	for k, v := range config {
+		b.WriteString(tomlQuote(k) + " = " + tomlQuote(v) + "\n")
+	}
+	return b.String()
+}
+
 // tomlQuote quotes s as a TOML basic string.
 func tomlQuote(s string) string {
 	b, _ := json.Marshal(s) // a JSON string is a TOML basic string
@@ -189,12 +203,7 @@ func tomlQuote(s string) string {
 // tries every tool, resource and prompt it offers.
 func testPlugin(ctx context.Context, path string, toolArgs, pluginConfig map[string]string, g grants, timeout time.Duration, stderr io.Writer) ([]check, error) {
 	extra := fmt.Sprintf("timeout = %q\n", timeout.String()) + g.toml()
-	if len(pluginConfig) > 0 {
-		extra += "[plugin.config]\n"
-		for k, v := range pluginConfig {
-			extra += tomlQuote(k) + " = " + tomlQuote(v) + "\n"
-		}
-	}
+	extra += configTOML(pluginConfig)
 	logger := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: "mcphost", Level: hclog.Warn, Output: stderr})
 	output := &outputSink{}
 	logger.RegisterSink(output)
