@@ -73,6 +73,47 @@ type CallContext struct {
 	// items) or an object of strings (an exploded variable's name=value
 	// pairs); a variable the URI leaves undefined is absent.
 	URIVariables map[string]any `json:"uriVariables,omitempty"`
+	// Task, in a call_tool call of a tool that declares task support
+	// (Tool.Execution), says how the call relates to a task: the host may
+	// run it as one (TaskContext.Allowed), or it runs as one (ID).
+	// Absent otherwise. ABI.md §15.
+	Task *TaskContext `json:"task,omitempty"`
+}
+
+// TaskContext is CallContext.Task (ABI.md §15).
+type TaskContext struct {
+	// Allowed: the call is synchronous and the host would run it as a
+	// task if the result asks it to (ResultTypeTask): the client declared
+	// the Tasks extension and the tool supports tasks.
+	Allowed bool `json:"allowed,omitempty"`
+	// ID is set when the call runs as a task: the task's id, which the
+	// client polls. The call may take until the task's deadline.
+	ID string `json:"id,omitempty"`
+	// Deadline, with ID, is when the task's run is stopped (RFC 3339).
+	Deadline string `json:"deadline,omitempty"`
+}
+
+// ResultTypeTask, as CallToolResult.ResultType, asks the host to run the
+// call as a task: it creates the task, answers the client with it, and
+// calls call_tool again with the same request under CallContext.Task.ID.
+const ResultTypeTask = "task"
+
+// The values of ToolExecution.TaskSupport.
+const (
+	// TaskForbidden (or no Execution): the tool never runs as a task.
+	TaskForbidden = "forbidden"
+	// TaskOptional: the tool may run as a task when the client supports
+	// them, and runs synchronously for a client that does not.
+	TaskOptional = "optional"
+	// TaskRequired: the tool runs only as a task; a client without the
+	// Tasks extension is refused before the plugin is called.
+	TaskRequired = "required"
+)
+
+// ToolExecution says how a tool may be run (Tool.Execution).
+type ToolExecution struct {
+	// TaskSupport is TaskForbidden, TaskOptional or TaskRequired.
+	TaskSupport string `json:"taskSupport,omitempty"`
 }
 
 // Error is the JSON a plugin sets as its Extism error to report a
@@ -131,7 +172,10 @@ type Tool struct {
 	InputSchema  json.RawMessage  `json:"inputSchema"`
 	OutputSchema json.RawMessage  `json:"outputSchema,omitempty"`
 	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
-	Meta         map[string]any   `json:"_meta,omitempty"`
+	// Execution, when present, says whether the tool may run as a task of
+	// the Tasks extension (ABI.md §15).
+	Execution *ToolExecution `json:"execution,omitempty"`
+	Meta      map[string]any `json:"_meta,omitempty"`
 }
 
 // ListToolsResult is the output of list_tools.
@@ -156,7 +200,11 @@ type CallToolResult struct {
 	IsError           bool                       `json:"isError,omitempty"`
 	InputRequests     map[string]json.RawMessage `json:"inputRequests,omitempty"`
 	RequestState      string                     `json:"requestState,omitempty"`
-	Meta              map[string]any             `json:"_meta,omitempty"`
+	// ResultType is empty for a result, or ResultTypeTask to ask the host
+	// to run the call as a task (only when CallContext.Task.Allowed; the
+	// other fields are then ignored).
+	ResultType string         `json:"resultType,omitempty"`
+	Meta       map[string]any `json:"_meta,omitempty"`
 }
 
 // Resource describes a concrete resource.

@@ -8,6 +8,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/host/internal/bridge"
 	"github.com/mcphost/mcphost/host/internal/hostfn"
 )
@@ -39,7 +41,21 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Params.Name)}
 	}
 	defer t.plugin.release()
-	res, err := bridge.CallTool(h.withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.ClientCapabilities(), req.Extra), t.plugin.plugin, t.tool.tool, req)
+	callCtx := h.withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.ClientCapabilities(), req.Extra)
+	asTask := false
+	if support := t.tool.tool.TaskSupport; support != "" {
+		asTask = h.tasks != nil && clientHasTasks(req.ClientCapabilities())
+		if !asTask && support == abi.TaskRequired {
+			return nil, missingTasksError(fmt.Sprintf("tool %q runs only as a task: it", req.Params.Name))
+		}
+		if asTask {
+			callCtx = bridge.WithTask(callCtx, &abi.TaskContext{Allowed: true})
+		}
+	}
+	res, err := bridge.CallTool(callCtx, t.plugin.plugin, t.tool.tool, req)
+	if errors.Is(err, bridge.ErrRunAsTask) {
+		return h.startTask(ctx, t, req, asTask)
+	}
 	if err == nil && res != nil {
 		if missing := undeclaredInput(res.InputRequests, req.ClientCapabilities()); len(missing) > 0 {
 			failed := &mcp.CallToolResult{}
@@ -49,6 +65,26 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 		}
 	}
 	return res, err
+}
+
+// startTask creates the task of a tools/call whose plugin asked to run it
+// as one (tasks.go), which taskMethods returns instead of the result.
+func (h *Host) startTask(ctx context.Context, t *target, req *mcp.CallToolRequest, allowed bool) (*mcp.CallToolResult, error) {
+	if !allowed {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf(
+			"plugin %q asked to run tool %q as a task, which it may only when the tool declares execution.taskSupport and the client the %s extension",
+			t.plugin.cfg.Name, req.Params.Name, tasksExtension)}
+	}
+	slot, _ := ctx.Value(taskSlotKey{}).(*taskSlot)
+	if slot == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("tool %q: no task can be created outside the request path", req.Params.Name)}
+	}
+	created, err := h.tasks.create(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	slot.created = created
+	return &mcp.CallToolResult{}, nil
 }
 
 // undeclaredInput lists the capabilities that the input requests of a

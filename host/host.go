@@ -115,6 +115,9 @@ type Host struct {
 	// prep prepares in the background the plugins served from the
 	// descriptions their modules ship (prepare.go).
 	prep preparer
+	// tasks runs the tasks of the Tasks extension (tasks.go); nil for a
+	// host that serves no client (validate, inspect, warm).
+	tasks *taskRunner
 
 	// settings is the [server] table as started: reloads never change it,
 	// so it is read without a lock.
@@ -241,6 +244,9 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 
 	// fail undoes what New has opened so far.
 	fail := func(err error) (*Host, error) {
+		if h.tasks != nil {
+			_ = h.tasks.close(context.WithoutCancel(ctx))
+		}
 		h.closeLate(context.WithoutCancel(ctx))
 		for _, lp := range h.plugins {
 			_ = lp.plugin.Close(context.WithoutCancel(ctx))
@@ -308,6 +314,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
 			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
 			Completions: &mcp.CompletionCapabilities{},
+			Extensions:  map[string]any{tasksExtension: map[string]any{}},
 		},
 		CompletionHandler:  h.complete,
 		SubscribeHandler:   h.subscribe,
@@ -335,6 +342,16 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 			return fail(err) // the audit log is closed too
 		}
 		h.auth = rs
+	}
+	if !h.readOnly {
+		runner, err := newTaskRunner(ctx, h, cfg.Server.Tasks, logger.Named("tasks"))
+		if err != nil {
+			return fail(err)
+		}
+		h.tasks = runner
+	}
+	if err := registerTaskMethods(h.server); err != nil {
+		return fail(err)
 	}
 	h.server.AddReceivingMiddleware(h.mcpMiddleware()...) // the request path: middleware.go
 	hold, problems := h.vet(h.plugins, cfg.Server.LockFile)
@@ -707,6 +724,13 @@ func (h *Host) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 func (h *Host) Close(ctx context.Context) error {
 	stopRequests := context.AfterFunc(ctx, func() { h.requests.stop(errShuttingDown) })
 	defer stopRequests()
+	var taskErr error
+	if h.tasks != nil {
+		// Tasks running here get the same grace as requests, then fail.
+		if err := h.tasks.close(ctx); err != nil {
+			taskErr = fmt.Errorf("close the task store: %w", err)
+		}
+	}
 	h.stop()
 	<-h.done
 	h.prep.workers.Wait()
@@ -737,7 +761,7 @@ func (h *Host) Close(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("close audit log: %w", err))
 		}
 	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, taskErr)...)
 }
 
 type nopWriteCloser struct{ io.Writer }

@@ -27,6 +27,7 @@ package host
 //	M5 limitInFlight                at most maxInFlightPerSession requests per session
 //	M6 enforceScopes                [server.auth]: lists filtered and items refused by the token's scopes
 //	M7 countInFlight                counts the request and ties it to its session's and the host's life
+//	M8 taskMethods                  serves tasks/get, tasks/update, tasks/cancel; a tools/call the plugin runs as a task gets the task (tasks.go)
 //	   go-sdk's multi-round-trip middleware, then its dispatch (tool input checked against the schema)
 //	   the handler (handlers.go): callTool, readResource, getPrompt, complete, subscribe;
 //	   route (catalog.go) takes a reference on the target's generation
@@ -80,10 +81,10 @@ func (h *Host) httpChain(mcpHandler http.Handler, listenAddr string, stateless b
 	return newOriginGuard(listenAddr, h.settings.AllowedOrigins).wrap(handler) // H1
 }
 
-// mcpMiddleware is the host's receiving middleware, M1 to M7 above, in the
+// mcpMiddleware is the host's receiving middleware, M1 to M8 above, in the
 // order go-sdk's AddReceivingMiddleware takes it (the first runs first).
 func (h *Host) mcpMiddleware() []mcp.Middleware {
-	return []mcp.Middleware{revisionFields, toolErrorsFromInputRequests, h.resolve, h.observe, h.limitInFlight, h.enforceScopes, h.countInFlight}
+	return []mcp.Middleware{revisionFields, toolErrorsFromInputRequests, h.resolve, h.observe, h.limitInFlight, h.enforceScopes, h.countInFlight, h.taskMethods}
 }
 
 // originGuard refuses requests addressed to another host or sent by a page
@@ -187,6 +188,11 @@ func (h *Host) guardBatches(next http.Handler) http.Handler {
 				_, _ = w.Write(rpcErrorBody(jsonrpc.CodeInvalidRequest, refusal))
 				return
 			}
+		} else if id, mismatch := taskHeaderMismatch(r, body); mismatch != "" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write(rpcErrorBodyFor(id, codeHeaderMismatch, mismatch))
+			return
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -189,6 +189,9 @@ func containsPlugin(pcs []config.Plugin, name string) bool {
 // retireLater stops routing to lp and closes it once its last call ends.
 func (h *Host) retireLater(lp *loadedPlugin) {
 	idle := lp.retire()
+	if h.tasks != nil {
+		h.tasks.retired(lp) // its tasks fail now rather than hold it
+	}
 	h.retiring.Go(func() {
 		<-idle
 		if err := lp.plugin.Close(context.Background()); err != nil {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
+
+	"github.com/mcphost/mcphost/abi"
 )
 
 // Context describes the client request a handler serves. It is valid only
@@ -30,6 +32,8 @@ type Context struct {
 	hostTemplate string
 	hostVars     map[string]any
 	uriValues    map[string]any
+	// task is the call's relation to a task (ABI context task).
+	task *abi.TaskContext
 }
 
 // envelope is abi.Input with the context's _meta and client capabilities
@@ -41,11 +45,12 @@ type envelope struct {
 
 // envelopeContext is the envelope's context.
 type envelopeContext struct {
-	ID                 json.RawMessage `json:"id,omitempty"`
-	Meta               json.RawMessage `json:"_meta"`
-	ClientCapabilities json.RawMessage `json:"clientCapabilities,omitempty"`
-	URITemplate        string          `json:"uriTemplate,omitempty"`
-	URIVariables       map[string]any  `json:"uriVariables,omitempty"`
+	ID                 json.RawMessage  `json:"id,omitempty"`
+	Meta               json.RawMessage  `json:"_meta"`
+	ClientCapabilities json.RawMessage  `json:"clientCapabilities,omitempty"`
+	URITemplate        string           `json:"uriTemplate,omitempty"`
+	URIVariables       map[string]any   `json:"uriVariables,omitempty"`
+	Task               *abi.TaskContext `json:"task,omitempty"`
 }
 
 // reset makes c the context of the call whose envelope is in. A registry
@@ -54,7 +59,23 @@ type envelopeContext struct {
 // allocation per call is dear.
 func (c *Context) reset(in *envelope) {
 	*c = Context{id: in.Context.ID, metaJSON: in.Context.Meta, capsJSON: in.Context.ClientCapabilities,
-		hostTemplate: in.Context.URITemplate, hostVars: in.Context.URIVariables}
+		hostTemplate: in.Context.URITemplate, hostVars: in.Context.URIVariables, task: in.Context.Task}
+}
+
+// CanRunAsTask reports whether the host would run this tool call as a task
+// of the Tasks extension if the handler returns [RunAsTask]: the tool
+// declares task support (abi.Tool.Execution), the client supports tasks,
+// and the call does not already run as one.
+func (c *Context) CanRunAsTask() bool { return c.task != nil && c.task.Allowed && c.task.ID == "" }
+
+// TaskID returns the id of the task this call runs as, or "" when it is
+// an ordinary call. A call that runs as a task may take until the task's
+// deadline (the plugin's task_timeout) instead of the plugin's timeout.
+func (c *Context) TaskID() string {
+	if c.task == nil {
+		return ""
+	}
+	return c.task.ID
 }
 
 // withParams completes c from the fields the request params may carry: the

@@ -140,6 +140,10 @@ func (r *registry) callTool(ctx *Context, req json.RawMessage) (any, *abi.Error)
 	if res == nil {
 		res = &abi.CallToolResult{}
 	}
+	if res.ResultType != "" {
+		// RunAsTask: marshalled as it is, without content.
+		return res, nil
+	}
 	if len(res.InputRequests) > 0 {
 		if len(res.Content) > 0 || res.StructuredContent != nil {
 			return nil, bothInputAndContent("tool " + strconv.Quote(p.Name) + " returned content")

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcphost/mcphost/abi"
 )
 
 // The envelope is decoded in one pass over JSON that validJSON has
@@ -60,6 +62,10 @@ func decodeContext(val []byte, c *envelopeContext) error {
 			vars := c.URIVariables
 			err = jsonInto(m.val, "context.uriVariables", &vars)
 			c.URIVariables = vars
+		case m.key.is("task"):
+			task := new(abi.TaskContext)
+			err = jsonInto(m.val, "context.task", task)
+			c.Task = task
 		}
 	}
 	return err

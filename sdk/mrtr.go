@@ -296,3 +296,14 @@ func stateMAC(key []byte, state string) []byte {
 	h.Write([]byte(state))
 	return h.Sum(nil)
 }
+
+// RunAsTask returns a tool result that asks the host to run the call as a
+// task of the Tasks extension: the host creates the task, answers the
+// client with it at once, and calls the handler again with the same
+// request, where [Context.TaskID] is the task's id and the call may take
+// until the task's deadline. Return it only when [Context.CanRunAsTask]
+// (the host fails the call otherwise). A tool that needs input before
+// its work starts asks for it with [InputRequired] first and returns
+// RunAsTask from the round that has the answers: the task's run gets them
+// too.
+func RunAsTask() *abi.CallToolResult { return &abi.CallToolResult{ResultType: abi.ResultTypeTask} }

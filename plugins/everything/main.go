@@ -22,6 +22,7 @@ func main() {} // never called: a reactor runs only init and its exports
 func init() {
 	registerTools()
 	registerInputRequiredTools()
+	registerTaskTools()
 	registerResources()
 	registerPrompts()
 	sdk.SetCompletion(complete)

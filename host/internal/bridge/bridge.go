@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/host/internal/clip"
 )
 
 // Caller is what the bridge needs of a plugin: one export call.
@@ -37,6 +38,9 @@ type Tool struct {
 	// Output, when the tool declares an outputSchema, validates the
 	// structuredContent of its successful results.
 	Output *Schema
+	// TaskSupport is the tool's execution.taskSupport: "" (never a task),
+	// abi.TaskOptional or abi.TaskRequired (ABI.md §15).
+	TaskSupport string
 }
 
 // validToolName follows the MCP tool-name rules (2025-11-25): 1 to 128
@@ -116,6 +120,36 @@ func envelope(request any, meta map[string]any, caps *mcp.ClientCapabilities, ma
 	}
 	return append(b, "}}"...), nil
 }
+
+// withTask appends the call's task context to an envelope made by
+// envelope (ABI.md §15).
+func withTask(in []byte, task *abi.TaskContext) ([]byte, error) {
+	if task == nil {
+		return in, nil
+	}
+	r, err := json.Marshal(task)
+	if err != nil {
+		return nil, fmt.Errorf("encode plugin input: task: %w", err)
+	}
+	in = in[:len(in)-2] // the context's and the envelope's closing braces
+	in = append(in, `,"task":`...)
+	in = append(in, r...)
+	return append(in, "}}"...), nil
+}
+
+// taskKey keys the task context WithTask sets.
+type taskKey struct{}
+
+// WithTask makes the call_tool calls made under ctx carry task in their
+// context (ABI.md §15): the host may run them as a task, or they run as
+// one.
+func WithTask(ctx context.Context, task *abi.TaskContext) context.Context {
+	return context.WithValue(ctx, taskKey{}, task)
+}
+
+// ErrRunAsTask is CallTool's error when the plugin asked to run the call
+// as a task (resultType "task"); the host decides what follows.
+var ErrRunAsTask = errors.New("the plugin asks to run the call as a task")
 
 // contextMeta is the _meta a call's context carries: the request's, less
 // the client capabilities a 2026-07-28 request carries in it
@@ -240,9 +274,22 @@ func checkTool(raw json.RawMessage, schemas *schemaCache) (t Tool, key itemKey, 
 	var rawSchemas struct {
 		InputSchema  json.RawMessage `json:"inputSchema"`
 		OutputSchema json.RawMessage `json:"outputSchema"`
+		Execution    *struct {
+			TaskSupport *string `json:"taskSupport"`
+		} `json:"execution"`
 	}
 	if err := json.Unmarshal(raw, &rawSchemas); err != nil {
 		return t, key, at(unmarshalPointer(err), fmt.Errorf("invalid: %w", err))
+	}
+	if x := rawSchemas.Execution; x != nil && x.TaskSupport != nil {
+		switch *x.TaskSupport {
+		case abi.TaskForbidden:
+		case abi.TaskOptional, abi.TaskRequired:
+			t.TaskSupport = *x.TaskSupport
+		default:
+			return t, key, at("/execution/taskSupport", fmt.Errorf("execution.taskSupport %s is not %q, %q or %q",
+				ShowName(*x.TaskSupport), abi.TaskForbidden, abi.TaskOptional, abi.TaskRequired))
+		}
 	}
 	if m, ok := mt.InputSchema.(map[string]any); !ok || m["type"] != "object" {
 		if mt.InputSchema == nil {
@@ -305,7 +352,7 @@ func CallTool(ctx context.Context, p Caller, tool Tool, req *mcp.CallToolRequest
 	params.Name = tool.PluginName
 	params.Arguments = args
 	params.Meta = nil // sent once, in context._meta
-	res, err := invoke[mcp.CallToolResult](ctx, p, abi.ExportCallTool, &params, req.Params.Meta, req.ClientCapabilities(), nil)
+	res, err := callTool(ctx, p, &params, req.Params.Meta, req.ClientCapabilities())
 	if err == nil && len(res.InputRequests) > 0 {
 		// An input-required result carries no content; the decoder gave it
 		// an empty list.
@@ -317,6 +364,48 @@ func CallTool(ctx context.Context, p Caller, tool Tool, req *mcp.CallToolRequest
 		}
 	}
 	return res, err
+}
+
+// callTool calls call_tool and decodes its result, with the resultType
+// a plugin may set: "task" asks to run the call as a task (ErrRunAsTask),
+// "complete" and "input_required" say what the result shows anyway and
+// are dropped (the host sets resultType for the clients that know it),
+// anything else is the plugin's error.
+func callTool(ctx context.Context, p Caller, params *mcp.CallToolParamsRaw, meta map[string]any, caps *mcp.ClientCapabilities) (*mcp.CallToolResult, error) {
+	in, err := envelope(params, meta, caps, nil)
+	if err == nil {
+		task, _ := ctx.Value(taskKey{}).(*abi.TaskContext)
+		in, err = withTask(in, task)
+	}
+	if err != nil {
+		return nil, RPCError(err)
+	}
+	out, err := p.Call(ctx, abi.ExportCallTool, in)
+	if err != nil {
+		return nil, RPCError(err)
+	}
+	var res mcp.CallToolResult
+	if err := decodeResult(abi.ExportCallTool, out, &res); err != nil {
+		return nil, RPCError(fmt.Errorf("plugin %q: %w", p.Name(), err))
+	}
+	if !bytes.Contains(out, []byte(`"resultType"`)) {
+		return &res, nil
+	}
+	var kind struct {
+		ResultType string `json:"resultType"`
+	}
+	_ = json.Unmarshal(out, &kind) // decoded above: valid JSON
+	switch kind.ResultType {
+	case "", "complete", "input_required":
+		// A copy of the exported fields: go-sdk's decoding kept the
+		// plugin's resultType in the result, to be sent on.
+		return &mcp.CallToolResult{Meta: res.Meta, Content: res.Content, StructuredContent: res.StructuredContent,
+			IsError: res.IsError, InputRequests: res.InputRequests, RequestState: res.RequestState}, nil
+	case abi.ResultTypeTask:
+		return nil, ErrRunAsTask
+	default:
+		return nil, RPCError(fmt.Errorf("plugin %q: call_tool returned resultType %q (a plugin sets none, or %q to run the call as a task)", p.Name(), clip.Text(kind.ResultType, 64), abi.ResultTypeTask))
+	}
 }
 
 // checkStructured checks a successful result's structuredContent against

@@ -141,6 +141,8 @@ type Server struct {
 	// with /readyz reporting unready, so a load balancer's health check can
 	// take it out of rotation before it stops accepting connections.
 	DrainDelay time.Duration
+	// Tasks configures the tasks of the Tasks extension ([server.tasks]).
+	Tasks Tasks
 	// Metrics configures the Prometheus /metrics endpoint ([server.metrics]).
 	Metrics Metrics
 	// Audit configures the audit log ([server.audit]).
@@ -230,6 +232,10 @@ type Plugin struct {
 	TrustedRoot, SignerSubject, SignerIssuer string
 	// Timeout is the deadline of every call into the plugin.
 	Timeout time.Duration
+	// TaskTimeout is the deadline of a call that runs as a task of the
+	// Tasks extension (each round of it); 0 is DefaultTaskTimeout, or
+	// Timeout if that is longer.
+	TaskTimeout time.Duration
 	// MemoryMB caps the Wasm memory of each instance of the plugin.
 	MemoryMB int
 	// MaxInstances caps how many instances run calls at the same time.
@@ -327,7 +333,13 @@ type fileConfig struct {
 		Watch          *bool    `toml:"watch"`
 		LockFile       *string  `toml:"lock_file"`
 		DrainDelay     string   `toml:"drain_delay"`
-		Metrics        struct {
+		Tasks          struct {
+			Store        string `toml:"store"`
+			TTL          string `toml:"ttl"`
+			MaxRunning   *int   `toml:"max_running"`
+			PollInterval string `toml:"poll_interval"`
+		} `toml:"tasks"`
+		Metrics struct {
 			Enabled bool   `toml:"enabled"`
 			Listen  string `toml:"listen"`
 		} `toml:"metrics"`
@@ -349,6 +361,7 @@ type filePlugin struct {
 	Name         string              `toml:"name"`
 	Path         string              `toml:"path"`
 	Timeout      string              `toml:"timeout"`
+	TaskTimeout  string              `toml:"task_timeout"`
 	MemoryMB     *int                `toml:"memory_mb"`
 	MaxInstances *int                `toml:"max_instances"`
 	MaxOutputKB  *int                `toml:"max_output_kb"`
@@ -382,12 +395,13 @@ type filePlugin struct {
 
 var knownKeys = map[string][]string{
 	"server": {"name", "log_level", "cache_dir", "transport", "listen", "stateless", "page_size", "max_memory_mb", "max_state_mb", "list_ttl",
-		"allowed_origins", "session_timeout", "start_wait", "background_compile", "max_sessions", "max_sessions_per_user", "watch", "lock_file", "drain_delay", "metrics", "audit", "auth", "plugin_store", "trusted_keys",
+		"allowed_origins", "session_timeout", "start_wait", "background_compile", "max_sessions", "max_sessions_per_user", "watch", "lock_file", "drain_delay", "tasks", "metrics", "audit", "auth", "plugin_store", "trusted_keys",
 		"trusted_root", "signer_subject", "signer_issuer"},
+	"server.tasks":   {"store", "ttl", "max_running", "poll_interval"},
 	"server.metrics": {"enabled", "listen"},
 	"server.audit":   {"file", "arguments"},
 	"server.auth":    auth.TOMLKeys(),
-	"plugin": {"name", "path", "timeout", "memory_mb", "max_instances", "idle_timeout", "min_instances", "max_output_kb", "stack_kb", "state_kb", "max_items", "config", "prefix", "naming",
+	"plugin": {"name", "path", "timeout", "task_timeout", "memory_mb", "max_instances", "idle_timeout", "min_instances", "max_output_kb", "stack_kb", "state_kb", "max_items", "config", "prefix", "naming",
 		"sha256", "env", "allowed_paths", "allowed_hosts", "allow_private_network",
 		"max_calls_per_second", "breaker_failures", "breaker_cooldown", "on_change", "interrupt_checks", "scopes", "tool_scopes",
 		"insecure", "skip_signature", "trusted_keys", "trusted_root", "signer_subject", "signer_issuer"},
@@ -651,6 +665,22 @@ func convertServer(path string, idx lineIndex, fc fileConfig, s *Server) []error
 	s.StartWait = parseDuration("start_wait", fs.StartWait, DefaultStartWait, true)
 	s.BackgroundCompile = fs.BackgroundComp == nil || *fs.BackgroundComp
 	s.DrainDelay = parseDuration("drain_delay", fs.DrainDelay, 0, true)
+	s.Tasks = Tasks{
+		Store:        fs.Tasks.Store,
+		TTL:          parseDuration("tasks.ttl", fs.Tasks.TTL, DefaultTaskTTL, false),
+		PollInterval: parseDuration("tasks.poll_interval", fs.Tasks.PollInterval, DefaultTaskPollInterval, false),
+		MaxRunning:   DefaultMaxRunningTasks,
+	}
+	if err := CheckTaskStore(s.Tasks.Store); err != nil {
+		bad("tasks.store", "%v", err)
+	}
+	if fs.Tasks.MaxRunning != nil {
+		if *fs.Tasks.MaxRunning < 1 || *fs.Tasks.MaxRunning > MaxMaxRunningTasks {
+			bad("tasks.max_running", "%d is out of range (expected 1 to %d)", *fs.Tasks.MaxRunning, MaxMaxRunningTasks)
+		} else {
+			s.Tasks.MaxRunning = *fs.Tasks.MaxRunning
+		}
+	}
 	s.MaxSessions = DefaultMaxSessions
 	if fs.MaxSessions != nil {
 		if *fs.MaxSessions < 1 || *fs.MaxSessions > MaxMaxSessions {
@@ -993,6 +1023,9 @@ func convertPlugin(path string, idx lineIndex, baseDir string, index int, fp fil
 		{key: "timeout", from: fp.Timeout, to: &p.Timeout,
 			notDuration: `%q is not a duration (expected e.g. "10s", "500ms", "1m")`,
 			outOfRange:  `%q must be greater than zero`},
+		{key: "task_timeout", from: fp.TaskTimeout, to: &p.TaskTimeout,
+			notDuration: `%q is not a duration (expected e.g. "10m", "1h")`,
+			outOfRange:  `%q must be greater than zero`},
 		{key: "idle_timeout", from: fp.IdleTimeout, to: &p.IdleTimeout, zeroOK: true,
 			notDuration: `%q is not a duration (expected e.g. "5m", "30s"; "0" never releases the plugin)`,
 			outOfRange:  `%q must not be negative ("0" never releases the plugin)`},
@@ -1001,6 +1034,9 @@ func convertPlugin(path string, idx lineIndex, baseDir string, index int, fp fil
 			outOfRange:  `%q is not a positive duration (e.g. "30s")`},
 	} {
 		k.apply(bad)
+	}
+	if fp.TaskTimeout != "" && p.TaskTimeout > 0 && p.TaskTimeout < p.Timeout {
+		bad("task_timeout", "%q is shorter than the plugin's timeout (%s): a task's run may take longer than a call, not less", fp.TaskTimeout, p.Timeout)
 	}
 	for _, k := range []intKey{
 		{key: "memory_mb", from: fp.MemoryMB, to: &p.MemoryMB, min: MinMemoryMB, max: MaxMemoryMB},

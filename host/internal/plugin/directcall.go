@@ -245,6 +245,9 @@ func (inst *instance) callExport(ctx context.Context, export string, input []byt
 		return 1, []byte{}, fmt.Errorf("%s: the instance is already running a call", export)
 	}
 	defer inst.beginIO(input)()
+	if inst.sleep != nil {
+		defer inst.sleep.during(ctx)()
+	}
 	if d.ready() {
 		return inst.results(inst.callDirect(ctx, export, input))
 	}

@@ -22,6 +22,7 @@ type instance struct {
 	output []*logWriter // its WASI stdout and stderr
 	kernel *kernelFuncs // its kernel's functions, kept (kernelfuncs.go)
 	direct *directCall  // its main module and exports, kept (directcall.go)
+	sleep  *sleeper     // its WASI sleep, bounded by the running call (sleep.go)
 	io     callIO       // the running call's input and output (bulkio.go)
 	// maxOutput is the plugin's output cap, which output_write applies.
 	maxOutput int

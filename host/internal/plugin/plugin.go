@@ -518,17 +518,19 @@ func checkWasmHeader(b []byte) error {
 
 // newInstance starts one instance with no access to the outside beyond its
 // grants: only the granted directories and environment variables, WASI
-// stdout/stderr to the log, no sleeping host calls. Instantiating runs the
-// module's start function, if it has one, under the plugin's timeout like
-// any call.
+// stdout/stderr to the log, sleeps bounded by the running call (sleep.go).
+// Instantiating runs the module's start function, if it has one, under the
+// plugin's timeout like any call.
 func (p *Plugin) newInstance(ctx context.Context, compiled *extism.CompiledPlugin) (_ *instance, err error) {
 	out := &logWriter{logger: p.logger, stream: "stdout", limit: p.outputLines}
 	errw := &logWriter{logger: p.logger, stream: "stderr", limit: p.outputLines}
+	sleep := &sleeper{}
 	mc := wazero.NewModuleConfig().
 		WithStdout(out).
 		WithStderr(errw).
 		WithSysWalltime().
 		WithSysNanotime().
+		WithNanosleep(sleep.sleep).
 		WithRandSource(rand.Reader)
 	for k, v := range p.env {
 		mc = mc.WithEnv(k, v)
@@ -584,7 +586,7 @@ func (p *Plugin) newInstance(ctx context.Context, compiled *extism.CompiledPlugi
 	}
 	inst.SetLogger(p.logPlugin)
 	p.instances.Add(1)
-	return &instance{Plugin: inst, mem: mem, output: []*logWriter{out, errw}, kernel: &kernelFuncs{}, direct: &directCall{}, maxOutput: p.maxOutputBytes, logLine: p.logPrefix}, nil
+	return &instance{Plugin: inst, mem: mem, output: []*logWriter{out, errw}, kernel: &kernelFuncs{}, direct: &directCall{}, sleep: sleep, maxOutput: p.maxOutputBytes, logLine: p.logPrefix}, nil
 }
 
 // inspect reads the ABI version and the exports from one instance.
@@ -702,7 +704,7 @@ func (p *Plugin) call(ctx context.Context, export string, input []byte) ([]byte,
 	if err != nil {
 		return nil, p.failure(ctx, export, fmt.Errorf("waiting for a free instance: %w", err))
 	}
-	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	ctx, cancel := context.WithTimeout(ctx, p.callTimeout(ctx))
 	defer cancel()
 	rc, out, err := inst.callExport(ctx, fn, input)
 	inst.flushOutput()
@@ -754,6 +756,23 @@ func (p *Plugin) call(ctx context.Context, export string, input []byte) ([]byte,
 	return out, nil
 }
 
+// callTimeoutKey keys the timeout WithCallTimeout sets.
+type callTimeoutKey struct{}
+
+// WithCallTimeout gives the calls made under ctx the timeout d instead of
+// their plugin's own: a task's run has its task_timeout.
+func WithCallTimeout(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, callTimeoutKey{}, d)
+}
+
+// callTimeout is the deadline of a call made under ctx.
+func (p *Plugin) callTimeout(ctx context.Context) time.Duration {
+	if d, ok := ctx.Value(callTimeoutKey{}).(time.Duration); ok && d > 0 {
+		return d
+	}
+	return p.timeout
+}
+
 // reportedError turns the text a plugin set as its error into *abi.Error
 // when it is the ABI's JSON error, or a CallError carrying the text. What
 // reaches the client is kept short (maxErrorTextBytes): a message is
@@ -783,7 +802,7 @@ func (p *Plugin) failure(ctx context.Context, export string, err error) error {
 		kind = KindMemoryBudget
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		kind = KindTimeout
-		err = fmt.Errorf("interrupted after the %s timeout", p.timeout)
+		err = fmt.Errorf("interrupted after the %s timeout", p.callTimeout(ctx))
 	case errors.Is(ctx.Err(), context.Canceled):
 		kind = KindCanceled
 		err = errors.New("cancelled")
