@@ -20,7 +20,7 @@ config=testdata/conformance.toml
 port_base=${MCPHOST_CONFORMANCE_PORT:-18808}
 results=${MCPHOST_CONFORMANCE_RESULTS:-}
 
-# Extension scenarios: `--suite all` leaves them out, so they run one at a
+# Extension scenarios: `--suite all --spec-version` leaves them out, so they run one at a
 # time against a stateless server (their wire). Every check must pass: a
 # failed check fails the step, and so does a SKIPPED one unless it is in
 # allowed_skips. Only scenarios that pass today belong here; the tasks-*
