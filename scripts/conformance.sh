@@ -4,7 +4,7 @@
 #
 # Pinned versions (change them together with scripts/conformance/package.json
 # and scripts/conformance/package-lock.json):
-CONFORMANCE_VERSION="0.2.0-alpha.11" # the version go-sdk v1.8.0's own CI pins
+CONFORMANCE_VERSION="0.2.0-alpha.12" # tests the tasks extension (SEP-2663); go-sdk v1.8.0 CI pins alpha.11
 NODE_VERSION="22.23.3"               # npm package node-linux-<arch>; the suite needs Node >= 22
 #
 # Everything comes from the npm registry: the suite's dependency tree from the
