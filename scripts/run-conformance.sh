@@ -23,10 +23,20 @@ results=${MCPHOST_CONFORMANCE_RESULTS:-}
 # Extension scenarios: `--suite all --spec-version` leaves them out, so they run one at a
 # time against a stateless server (their wire). Every check must pass: a
 # failed check fails the step, and so does a SKIPPED one unless it is in
-# allowed_skips. Only scenarios that pass today belong here; the tasks-*
-# scenarios go in once the tasks extension lands (issue 28). The
-# sep-2640-skills-* scenarios (skills extension) are a later issue.
+# allowed_skips. The tasks extension (SEP-2663, host/tasks.go) is served by
+# plugins/everything's fixtures; the sep-2640-skills-* scenarios (skills
+# extension) are not served yet.
 extension_scenarios=(
+	tasks-lifecycle
+	tasks-capability-negotiation
+	tasks-wire-fields
+	tasks-request-state-removal
+	tasks-mrtr-input
+	tasks-request-headers
+	tasks-dispatch-and-envelope
+	tasks-status-notifications
+	tasks-required-task-error
+	tasks-mrtr-composition
 )
 # Skipped checks that do not fail the step, as scenario:check-id, each with
 # the reason. Nothing else may be skipped.
