@@ -48,6 +48,12 @@ var tools = []abi.Tool{
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"bytes":{"type":"integer","minimum":0},"json":{"type":"boolean"}}}`)},
 	{Name: "log_flood", Description: "Calls Extism's log_info once with a 1 MiB message that tries to forge a line of the host's log, then 100000 times (the host must keep its log bounded).", InputSchema: anyObject},
 	{Name: "getenv", Description: "Returns the environment variable named `text` (attack test: only what env grants).", InputSchema: anyObject},
+	{Name: "as_task", Description: "Asks the host to run the call as a task (resultType \"task\") though the tool declares no task support.", InputSchema: anyObject},
+	{Name: "task_liar", Description: "Declares task support and asks to run as a task every time, from inside its task too.", InputSchema: anyObject,
+		Execution: &abi.ToolExecution{TaskSupport: abi.TaskOptional}},
+	{Name: "odd_result_type", Description: "Returns a result whose resultType is one no plugin may set.", InputSchema: anyObject},
+	{Name: "task_sometimes", Description: "Declares an execution.taskSupport that does not exist: the host leaves it out.", InputSchema: anyObject,
+		Execution: &abi.ToolExecution{TaskSupport: "sometimes"}},
 	{Name: "echo", Description: "Returns the text it is given, to show the plugin still works after a fault.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)},
 }
@@ -98,6 +104,11 @@ func callTool() int32 {
 		panic("faulty: deliberate panic")
 	case "garbage":
 		pdk.Output([]byte("\x00\xffthis is { not JSON"))
+		return 0
+	case "as_task", "task_liar":
+		return output(abi.CallToolResult{ResultType: abi.ResultTypeTask})
+	case "odd_result_type":
+		pdk.Output([]byte(`{"content":[{"type":"text","text":"odd"}],"resultType":"banana"}`))
 		return 0
 	case "stdout":
 		os.Stdout.WriteString("faulty: a line on stdout\n")
