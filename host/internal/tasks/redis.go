@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/url"
 	"strings"
 	"sync"
@@ -105,7 +106,9 @@ func NewRedis(ctx context.Context, url string, opts RedisOptions) (*Redis, error
 	probe := redis.NewClient(&po)
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	err = probe.Ping(pctx).Err()
-	timedOut := pctx.Err() != nil && ctx.Err() == nil
+	// The read deadline (pctx's) may fire a moment before pctx ends.
+	var ne net.Error
+	timedOut := ctx.Err() == nil && (pctx.Err() != nil || errors.As(err, &ne) && ne.Timeout())
 	cancel()
 	probe.Close()
 	if err != nil {
@@ -162,7 +165,7 @@ func (r *Redis) Get(ctx context.Context, id string) (*Task, error) {
 // errConflict marks an attempt of Update that another writer overtook.
 var errConflict = errors.New("the task changed while it was being updated")
 
-// Update implements Store as an optimistic transaction: WATCH the key,
+// Update implements Store as an optimistic transaction: WATCH the key and
 // read it, apply change, and write it in MULTI/EXEC with SET XX KEEPTTL
 // (the task keeps the expiry it was created with); when another writer got
 // there first, EXEC does nothing and Update tries again, up to
@@ -187,33 +190,48 @@ func (r *Redis) Update(ctx context.Context, id string, change func(*Task) error)
 	}
 }
 
-// updateOnce makes one attempt of Update: errConflict when another writer
-// overtook it.
+// updateOnce makes one attempt of Update, in two round trips on one
+// connection: WATCH and GET together, then MULTI, SET and EXEC. It returns
+// errConflict when another writer overtook it.
 func (r *Redis) updateOnce(ctx context.Context, id, key string, change func(*Task) error) (*Task, error) {
 	var (
 		t         *Task
 		changeErr error
 		missing   bool
 	)
+	// No keys: the WATCH goes in one pipeline with the GET.
 	err := r.c.Watch(ctx, func(tx *redis.Tx) error {
-		b, err := tx.Get(ctx, key).Bytes()
-		if errors.Is(err, redis.Nil) {
-			missing = true
+		var get *redis.StringCmd
+		_, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.Do(ctx, "watch", key)
+			get = p.Get(ctx, key)
 			return nil
-		}
-		if err != nil {
+		})
+		if err != nil && !errors.Is(err, redis.Nil) {
 			return err
 		}
-		t, err = decode(id, b)
-		if err != nil {
-			return err
+		b, err := get.Bytes()
+		if err == nil {
+			t, err = decode(id, b)
 		}
-		if err := change(t); err != nil {
-			changeErr = err
-			return nil
+		if err == nil {
+			changeErr = change(t)
+		}
+		if err != nil || changeErr != nil {
+			// No EXEC will end the WATCH: end it before the connection
+			// goes back to the pool.
+			if uerr := tx.Unwatch(ctx).Err(); uerr != nil && err == nil && changeErr == nil {
+				err = uerr
+			}
+			if errors.Is(err, redis.Nil) {
+				missing = true
+				return nil
+			}
+			return err
 		}
 		nb, err := json.Marshal(t)
 		if err != nil {
+			tx.Unwatch(ctx)
 			return fmt.Errorf("encode task %s: %w", id, err)
 		}
 		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
@@ -227,7 +245,7 @@ func (r *Redis) updateOnce(ctx context.Context, id, key string, change func(*Tas
 			return nil
 		}
 		return err
-	}, key)
+	})
 	switch {
 	case errors.Is(err, redis.TxFailedErr):
 		return nil, errConflict

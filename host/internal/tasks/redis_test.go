@@ -598,3 +598,48 @@ func selfSigned(t *testing.T, certFile, keyFile string) {
 		t.Fatal(err)
 	}
 }
+
+// TestRedisUpdateLeavesNoWatch checks that an Update that writes nothing
+// (its change failed, or the task is gone) ends its WATCH: otherwise the
+// connection goes back to the pool still watching, and the next Update on
+// it fails for a change to another task. With one connection in the pool,
+// each later Update calls its change once.
+func TestRedisUpdateLeavesNoWatch(t *testing.T) {
+	s := startRedis(t)
+	ctx := context.Background()
+	a := openRedis(t, s.url()+"?pool_size=1", tasks.RedisOptions{})
+	b := openRedis(t, s.url(), tasks.RedisOptions{})
+	exp := time.Now().Add(time.Minute)
+	for _, id := range []string{"t-x", "t-y"} {
+		if err := a.Create(ctx, &tasks.Task{ID: id, Status: tasks.Working, Expires: exp}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	updateY := func(after string) {
+		t.Helper()
+		calls := 0
+		if _, err := a.Update(ctx, "t-y", func(x *tasks.Task) error { calls++; x.StatusMessage = after; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if calls != 1 {
+			t.Fatalf("after %s, an Update of another task called its change %d times: the connection was still watching", after, calls)
+		}
+	}
+
+	stop := errors.New("no change")
+	if _, err := a.Update(ctx, "t-x", func(*tasks.Task) error { return stop }); !errors.Is(err, stop) {
+		t.Fatalf("aborted Update = %v", err)
+	}
+	if _, err := b.Update(ctx, "t-x", func(x *tasks.Task) error { x.StatusMessage = "b"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	updateY("an aborted update")
+
+	if _, err := a.Update(ctx, "t-absent", func(*tasks.Task) error { return nil }); !errors.Is(err, tasks.ErrNotFound) {
+		t.Fatalf("Update of an absent task = %v", err)
+	}
+	if err := b.Create(ctx, &tasks.Task{ID: "t-absent", Status: tasks.Working, Expires: exp}); err != nil {
+		t.Fatal(err)
+	}
+	updateY("an update of an absent task")
+}
