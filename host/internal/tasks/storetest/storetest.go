@@ -26,7 +26,9 @@ func Run(t *testing.T, open Open) {
 	t.Run("Expires", func(t *testing.T) { expires(t, open) })
 	t.Run("UpdatesAreAtomic", func(t *testing.T) { atomicUpdates(t, open) })
 	t.Run("UpdateAbortKeepsTheTask", func(t *testing.T) { abort(t, open) })
+	t.Run("UpdateReturnsTheStoredTask", func(t *testing.T) { updateReturns(t, open) })
 	t.Run("PublishReachesTheOtherHandle", func(t *testing.T) { publish(t, open) })
+	t.Run("PublishReachesEverySubscription", func(t *testing.T) { publishEvery(t, open) })
 }
 
 func newTask(id string, ttl time.Duration) *tasks.Task {
@@ -93,6 +95,13 @@ func expires(t *testing.T, open Open) {
 	time.Sleep(time.Until(task.Expires) + 200*time.Millisecond)
 	if _, err := b.Get(ctx, task.ID); !errors.Is(err, tasks.ErrNotFound) {
 		t.Fatalf("Get after expiry = %v, want ErrNotFound", err)
+	}
+	if _, err := a.Update(ctx, task.ID, func(*tasks.Task) error { return nil }); !errors.Is(err, tasks.ErrNotFound) {
+		t.Fatalf("Update after expiry = %v, want ErrNotFound", err)
+	}
+	// The ID of an expired task is free again.
+	if err := b.Create(ctx, newTask(task.ID, time.Minute)); err != nil {
+		t.Fatalf("Create with the ID of an expired task: %v", err)
 	}
 	// An update keeps the expiry the task was created with.
 	long := newTask("t-expires-updated", 400*time.Millisecond)
@@ -204,6 +213,93 @@ func publish(t *testing.T, open Open) {
 		case <-tick.C:
 		case <-deadline:
 			t.Fatal("nothing published reached the other handle's subscription in 10s")
+		}
+	}
+}
+
+func updateReturns(t *testing.T, open Open) {
+	a, b := open(t)
+	ctx := context.Background()
+	task := newTask("t-returns", time.Minute)
+	task.Principal = "alice"
+	if err := a.Create(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.Update(ctx, task.ID, func(x *tasks.Task) error {
+		// change gets the task as stored.
+		if x.Principal != "alice" || string(x.Call) != string(task.Call) || !x.Expires.Equal(task.Expires) {
+			return fmt.Errorf("change got %+v, want the task as created", x)
+		}
+		x.Status = tasks.Completed
+		x.Owner = ""
+		x.Result = []byte(`{"content":[]}`)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	if got.Status != tasks.Completed || got.Owner != "" || string(got.Result) != `{"content":[]}` || got.Principal != "alice" {
+		t.Fatalf("Update returned %+v, want the changed task", got)
+	}
+	stored, err := a.Get(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stored.Status != got.Status || stored.Owner != got.Owner || string(stored.Result) != string(got.Result) || !stored.Expires.Equal(task.Expires) {
+		t.Fatalf("Get after Update = %+v, want %+v", stored, got)
+	}
+	// What Update returned is the caller's own.
+	got.Status = tasks.Failed
+	if again, err := b.Get(ctx, task.ID); err != nil || again.Status != tasks.Completed {
+		t.Fatalf("Get after editing what Update returned = %+v, %v; want it unchanged", again, err)
+	}
+}
+
+// publishEvery checks that one Publish reaches every subscription, the
+// publisher's own included: each replica's owner of a task listens.
+func publishEvery(t *testing.T, open Open) {
+	a, b := open(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	subs := map[string]<-chan string{}
+	for name, s := range map[string]tasks.Store{"a": a, "b": b} {
+		events, err := s.Subscribe(ctx)
+		if err != nil {
+			t.Fatalf("Subscribe on %s: %v", name, err)
+		}
+		subs[name] = events
+	}
+	got := map[string]bool{}
+	deadline := time.After(10 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for len(got) < len(subs) {
+		if err := a.Publish(ctx, "t-every"); err != nil {
+			t.Fatalf("Publish: %v", err)
+		}
+	wait:
+		for {
+			select {
+			case id := <-subs["a"]:
+				if id != "t-every" {
+					t.Fatalf("a's subscription delivered %q, want t-every", id)
+				}
+				got["a"] = true
+			case id := <-subs["b"]:
+				if id != "t-every" {
+					t.Fatalf("b's subscription delivered %q, want t-every", id)
+				}
+				got["b"] = true
+			case <-tick.C:
+				break wait
+			case <-deadline:
+				t.Fatalf("in 10s, a Publish reached only %v of the subscriptions a and b", got)
+			}
+		}
+	}
+	cancel()
+	for _, events := range subs {
+		for range events { // each channel closes with ctx
 		}
 	}
 }
