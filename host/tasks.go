@@ -126,7 +126,7 @@ func newTaskRunner(ctx context.Context, h *Host, settings config.Tasks, logger h
 	case "", "memory":
 		store = tasks.NewMemory()
 	default:
-		s, err := openSharedTaskStore(ctx, settings.Store)
+		s, err := tasks.NewRedis(ctx, settings.Store, tasks.RedisOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("[server.tasks] store: %w", err)
 		}
@@ -153,11 +153,6 @@ func newTaskRunner(ctx context.Context, h *Host, settings config.Tasks, logger h
 	r.wg.Go(func() { r.watch(events) })
 	r.wg.Go(r.renewLeases)
 	return r, nil
-}
-
-// openSharedTaskStore opens a store shared by replicas (tasks_redis.go).
-var openSharedTaskStore = func(ctx context.Context, url string) (tasks.Store, error) {
-	return nil, errors.New("no shared store is built in")
 }
 
 // newTaskID returns 128 random bits, unguessable: a task's id is all a

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/mcphost/mcphost/host"
 )
@@ -163,6 +164,15 @@ func parseFlags(name string, args []string, stdout, stderr io.Writer) (commonFla
 	return f, nil
 }
 
+// redisLog is go-redis's logger, onto hclog at warn (it logs only what
+// went wrong: dial failures, pool trouble).
+type redisLog struct{ hclog.Logger }
+
+// Printf implements go-redis's internal.Logging.
+func (l redisLog) Printf(_ context.Context, format string, v ...any) {
+	l.Warn(strings.TrimSpace(fmt.Sprintf(format, v...)))
+}
+
 func newLogger(level string, stderr io.Writer) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{
 		Name:   "mcphost",
@@ -185,6 +195,9 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		level = f.logLevel
 	}
 	logger := newLogger(level, stderr)
+	// go-redis (the shared task store) logs through a process-wide logger
+	// of its own, to stderr: into this log instead.
+	redis.SetLogger(redisLog{logger.Named("tasks.redis")})
 	// Extism would send plugins' WASI output to the process stdout — the
 	// protocol stream — when this is set.
 	if _, ok := os.LookupEnv("EXTISM_ENABLE_WASI_OUTPUT"); ok {
