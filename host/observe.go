@@ -27,6 +27,9 @@ type metrics struct {
 	sessionsRefused prometheus.Counter
 	// prepared counts plugins compiled in the background (prepare.go).
 	prepared prometheus.Counter
+	// tasks counts the tasks this replica created and those whose run it
+	// ended, by event (tasks.go).
+	tasks *prometheus.CounterVec
 }
 
 func newMetrics(h *Host) *metrics {
@@ -53,6 +56,10 @@ func newMetrics(h *Host) *metrics {
 			Name: "mcphost_sessions_started_total",
 			Help: "MCP sessions initialized.",
 		}),
+		tasks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcphost_tasks_total",
+			Help: "Tasks (Tasks extension) this replica created, and those whose run it ended, by event: created, completed, failed, cancelled, input_required (a round ended asking the client).",
+		}, []string{"event"}),
 		sessionsRefused: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "mcphost_sessions_refused_total",
 			Help: "Requests that would have opened an HTTP session, refused with 503 because [server] max_sessions sessions (or the token user's max_sessions_per_user) were open.",
@@ -62,7 +69,16 @@ func newMetrics(h *Host) *metrics {
 		Name: "mcphost_plugins_preparing",
 		Help: "Plugins waiting for, or in, their background compilation (prepare.go).",
 	}, func() float64 { return float64(h.prep.queued()) })
-	m.registry.MustRegister(m.calls, m.duration, m.reloads, m.sessions, m.sessionsRefused, m.prepared, preparing, &hostCollector{h: h},
+	running := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "mcphost_tasks_running",
+		Help: "Task rounds this replica runs now (at most [server.tasks] max_running).",
+	}, func() float64 {
+		if h.tasks == nil {
+			return 0
+		}
+		return float64(h.tasks.running())
+	})
+	m.registry.MustRegister(m.calls, m.duration, m.reloads, m.sessions, m.sessionsRefused, m.prepared, m.tasks, preparing, running, &hostCollector{h: h},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

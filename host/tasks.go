@@ -163,6 +163,20 @@ func newTaskID() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
+// running returns how many task rounds run here now.
+func (r *taskRunner) running() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.runs)
+}
+
+// count records a task event in the metrics.
+func (r *taskRunner) count(event string) {
+	if r.h.metrics != nil {
+		r.h.metrics.tasks.WithLabelValues(event).Inc()
+	}
+}
+
 // close lets the tasks running here finish until ctx ends, then stops
 // them (they fail: the host shut down), and closes the store.
 func (r *taskRunner) close(ctx context.Context) error {
@@ -412,6 +426,7 @@ func (r *taskRunner) create(ctx context.Context, req *mcp.CallToolRequest) (*tas
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("tool %q: create the task: %v", req.Params.Name, err)}
 	}
 	r.start(t.ID, call, t.Expires)
+	r.count("created")
 	r.logger.Debug("task created", "task", t.ID, "tool", call.Tool)
 	return r.show(t, true), nil
 }
@@ -570,7 +585,7 @@ func rpcErrorJSON(err error) json.RawMessage {
 // unless it ended meanwhile (a cancellation) or is no longer this
 // replica's.
 func (r *taskRunner) settle(ctx context.Context, id string, result, rpcError json.RawMessage, call *taskCall) {
-	_, err := r.store.Update(context.WithoutCancel(ctx), id, func(t *tasks.Task) error {
+	t, err := r.store.Update(context.WithoutCancel(ctx), id, func(t *tasks.Task) error {
 		if t.Status.Terminal() || t.Owner != r.replica {
 			return errTaskNotRunning
 		}
@@ -588,6 +603,10 @@ func (r *taskRunner) settle(ctx context.Context, id string, result, rpcError jso
 		t.UpdatedAt, t.Owner, t.Lease, t.InputRequests = time.Now(), "", time.Time{}, nil
 		return nil
 	})
+	if err == nil {
+		r.count(string(t.Status))
+		r.logger.Debug("task ended", "task", id, "tool", call.Tool, "status", t.Status, "message", t.StatusMessage)
+	}
 	r.logSettled(id, call, err)
 }
 
@@ -601,6 +620,9 @@ func (r *taskRunner) settleCancelled(id string) {
 		t.UpdatedAt, t.Owner, t.Lease, t.InputRequests = time.Now(), "", time.Time{}, nil
 		return nil
 	})
+	if err == nil {
+		r.count(string(tasks.Cancelled))
+	}
 	r.logSettled(id, nil, err)
 }
 
@@ -655,6 +677,9 @@ func (r *taskRunner) awaitInput(ctx context.Context, id string, call *taskCall, 
 		t.UpdatedAt, t.Owner, t.Lease = time.Now(), "", time.Time{}
 		return nil
 	})
+	if err == nil {
+		r.count(string(tasks.InputRequired))
+	}
 	r.logSettled(id, call, err)
 }
 
@@ -737,6 +762,7 @@ func (r *taskRunner) cancel(ctx context.Context, t *tasks.Task) (mcp.Result, err
 	})
 	switch {
 	case err == nil:
+		r.count(string(tasks.Cancelled))
 	case errors.Is(err, errTaskNotRunning), errors.Is(err, tasks.ErrNotFound):
 		return newAck(), nil
 	default:

@@ -26,6 +26,8 @@ func tasksConfig(t *testing.T, serverTasks, pluginExtra string) string {
 [server]
 watch = false
 stateless = true
+[server.metrics]
+enabled = true
 [server.tasks]
 ` + serverTasks + `
 [[plugin]]
@@ -202,8 +204,11 @@ task_timeout = "2s"`))
 // and its plugin call (sleeping in the guest) ends soon, freeing the
 // instance: with max_instances = 1 the next call gets it.
 func TestTaskCancelStopsTheWasmCall(t *testing.T) {
-	_, c, _ := serveTasks(t, tasksConfig(t, "", `max_instances = 1`))
+	h, c, _ := serveTasks(t, tasksConfig(t, "", `max_instances = 1`))
 	id := c.startTask("slow_compute", map[string]any{"seconds": 600})
+	if n := metric(t, h, "mcphost_tasks_running"); n != 1 {
+		t.Errorf("mcphost_tasks_running = %v with one task working, want 1", n)
+	}
 	if s := c.get(id).Result["status"]; s != "working" {
 		t.Fatalf("status = %v, want working", s)
 	}
@@ -218,6 +223,14 @@ func TestTaskCancelStopsTheWasmCall(t *testing.T) {
 	res := c.callTool("greet", map[string]any{"name": "next"})
 	if content, _ := res["content"].([]any); len(content) != 1 {
 		t.Fatalf("greet after the cancel = %v", res)
+	}
+	for deadline := time.Now().Add(10 * time.Second); metric(t, h, "mcphost_tasks_running") != 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("mcphost_tasks_running still %v 10s after the cancel, want 0", metric(t, h, "mcphost_tasks_running"))
+		}
+	}
+	if n := metric(t, h, `mcphost_tasks_total{event="cancelled"}`); n != 1 {
+		t.Errorf(`mcphost_tasks_total{event="cancelled"} = %v, want 1`, n)
 	}
 	// Cancelling again changes nothing.
 	if _, again := c.call("tasks/cancel", id, map[string]any{"taskId": id}); again.Error != nil || c.get(id).Result["status"] != "cancelled" {
