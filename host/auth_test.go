@@ -107,8 +107,15 @@ tool_scopes = { test_simple_text = ["files:read", "files:write"] }
 	return f
 }
 
-// token mints a token for the fixture's audience with scope and lifetime.
+// token mints a token for alice, for the audience aud with scope and
+// lifetime.
 func (f *authFixture) token(t *testing.T, aud, scope string, ttl time.Duration) string {
+	t.Helper()
+	return f.tokenFor(t, "alice", aud, scope, ttl)
+}
+
+// tokenFor is token for the subject sub.
+func (f *authFixture) tokenFor(t *testing.T, sub, aud, scope string, ttl time.Duration) string {
 	t.Helper()
 	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: jose.JSONWebKey{Key: f.key, KeyID: "k1"}}, nil)
 	if err != nil {
@@ -116,7 +123,7 @@ func (f *authFixture) token(t *testing.T, aud, scope string, ttl time.Duration) 
 	}
 	now := time.Now()
 	tok, err := jwt.Signed(signer).Claims(map[string]any{
-		"iss": f.issuer, "aud": aud, "sub": "alice", "scope": scope,
+		"iss": f.issuer, "aud": aud, "sub": sub, "scope": scope,
 		"iat": now.Unix(), "exp": now.Add(ttl).Unix(),
 	}).Serialize()
 	if err != nil {

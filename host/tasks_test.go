@@ -40,7 +40,8 @@ path = "` + testutil.GoPlugin(t, "plugins/everything") + `"
 type taskClient struct {
 	t        *testing.T
 	endpoint string
-	tasks    bool // declare the extension
+	tasks    bool   // declare the extension
+	token    string // bearer token, if any
 	id       atomic.Int64
 }
 
@@ -82,6 +83,9 @@ func (c *taskClient) call(method, name string, params map[string]any) (int, rpcA
 	req.Header.Set("Mcp-Method", method)
 	if name != "" {
 		req.Header.Set("Mcp-Name", name)
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -381,5 +385,26 @@ timeout = "10s"`))
 	}
 	if _, a := c.call("tools/call", "task_sometimes", map[string]any{"name": "task_sometimes", "arguments": map[string]any{}}); a.Error == nil || !strings.Contains(a.Error.Message, "unknown tool") {
 		t.Errorf("task_sometimes, which declares a task support that does not exist, was served: %+v", a)
+	}
+}
+
+// TestTaskBelongsToItsCreator: with authorization, a task is the token
+// subject's who created it: another subject gets -32602 for it, as for an
+// unknown task, and cannot cancel or answer it.
+func TestTaskBelongsToItsCreator(t *testing.T) {
+	f := newAuthFixture(t, "stateless = true")
+	alice := &taskClient{t: t, endpoint: f.endpoint, tasks: true, token: f.tokenFor(t, "alice", f.endpoint, "mcp admin", time.Hour)}
+	bob := &taskClient{t: t, endpoint: f.endpoint, tasks: true, token: f.tokenFor(t, "bob", f.endpoint, "mcp admin", time.Hour)}
+	id := alice.startTask("ev_slow_compute", map[string]any{"seconds": 600})
+	if a := bob.get(id); a.Error == nil || a.Error.Code != -32602 {
+		t.Errorf("bob's tasks/get of alice's task = %+v, want -32602", a)
+	}
+	bob.call("tasks/cancel", id, map[string]any{"taskId": id})
+	if s := alice.get(id).Result["status"]; s != "working" {
+		t.Errorf("alice's task after bob's cancel: %v, want still working", s)
+	}
+	alice.call("tasks/cancel", id, map[string]any{"taskId": id})
+	if s := alice.get(id).Result["status"]; s != "cancelled" {
+		t.Errorf("alice's task after her cancel: %v, want cancelled", s)
 	}
 }
