@@ -166,8 +166,11 @@ type PluginInfo struct {
 	ABIVersion int
 	// Flavor is the ABI the module was written for: "mcphost", or
 	// "hyper-mcp v1" / "hyper-mcp v2" for hyper-mcp's plugins.
-	Flavor    string
-	Tools     []string
+	Flavor string
+	Tools  []string
+	// Tasks lists the tools that may run as tasks of the Tasks extension,
+	// each with its task support: "crawl (optional)".
+	Tasks     []string
 	Resources []string
 	Templates []string
 	Prompts   []string
@@ -665,7 +668,7 @@ func (h *Host) Plugins() []PluginInfo {
 		tools, resources, templates, prompts := c.contributions(lp)
 		infos = append(infos, PluginInfo{
 			Name: lp.cfg.Name, Path: lp.cfg.Path, ABIVersion: lp.plugin.ABIVersion(), Flavor: string(lp.plugin.Flavor()),
-			Tools: sorted(tools), Resources: sorted(resources), Templates: sorted(templates), Prompts: sorted(prompts),
+			Tools: sorted(tools), Tasks: c.taskTools(tools), Resources: sorted(resources), Templates: sorted(templates), Prompts: sorted(prompts),
 			Grants: grants(lp.cfg), Limits: limits(lp.cfg),
 			LeftOut: c.leftOut[lp], Hostile: wholeLeftOut(c.leftOut[lp]),
 			ShippedDescription: lp.shipped,

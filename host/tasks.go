@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -909,4 +910,17 @@ func rpcErrorBodyFor(id json.RawMessage, code int64, message string) []byte {
 		Error   *jsonrpc.Error  `json:"error"`
 	}{"2.0", id, &jsonrpc.Error{Code: code, Message: message}})
 	return b
+}
+
+// taskTools lists, sorted, those of tools (names clients know) that may run
+// as tasks, each with its task support: "crawl (optional)".
+func (c *catalog) taskTools(tools []string) []string {
+	var out []string
+	for _, name := range tools {
+		if support := c.tools[name].tool.TaskSupport; support != "" {
+			out = append(out, name+" ("+support+")")
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -30,9 +30,12 @@ type inspection struct {
 	Flavor     string   `json:"flavor,omitempty"`
 	ABIVersion int      `json:"abiVersion,omitempty"`
 	Tools      []string `json:"tools"`
-	Resources  []string `json:"resources"`
-	Templates  []string `json:"resourceTemplates"`
-	Prompts    []string `json:"prompts"`
+	// Tasks are the tools that may run as tasks (ABI.md §15), with their
+	// task support.
+	Tasks     []string `json:"tasks,omitempty"`
+	Resources []string `json:"resources"`
+	Templates []string `json:"resourceTemplates"`
+	Prompts   []string `json:"prompts"`
 	// LeftOut lists what the plugin lists that serve would leave out, and
 	// why; Hostile is set when that is the whole plugin (it hides text or
 	// offers look-alike names). Either fails the inspection.
@@ -222,6 +225,7 @@ func inspect(ctx context.Context, path string) (*inspection, error) {
 	p := h.Plugins()[0]
 	in.Loads, in.Flavor, in.ABIVersion = true, p.Flavor, p.ABIVersion
 	in.Tools = append(in.Tools, p.Tools...)
+	in.Tasks = append(in.Tasks, p.Tasks...)
 	in.Resources = append(in.Resources, p.Resources...)
 	in.Templates = append(in.Templates, p.Templates...)
 	in.Prompts = append(in.Prompts, p.Prompts...)
@@ -261,6 +265,7 @@ func printInspection(w io.Writer, in *inspection) {
 		fmt.Fprintf(w, "  ships    a description that %s\n", in.Description)
 	}
 	list("tools", in.Tools)
+	list("tasks", in.Tasks)
 	list("resources", in.Resources)
 	list("templates", in.Templates)
 	list("prompts", in.Prompts)

@@ -243,6 +243,9 @@ func TestPluginInspect(t *testing.T) {
 		!slices.Contains(in.Exports, "mcphost_abi_version") || !slices.Contains(in.Imports, "extism:host/user.notify_progress") {
 		t.Errorf("inspection = %+v", in)
 	}
+	if !slices.Contains(in.Tasks, "slow_compute (optional)") || !slices.Contains(in.Tasks, "failing_job (required)") || slices.ContainsFunc(in.Tasks, func(s string) bool { return strings.HasPrefix(s, "echo") }) {
+		t.Errorf("inspection's tasks = %v, want the tools that may run as tasks with their support", in.Tasks)
+	}
 
 	text, _, err := runCLI(t, "plugin", "inspect", testutil.GoPlugin(t, "testdata/plugins/hypermcp-v2"))
 	if err != nil || !strings.Contains(text, "hyper-mcp v2") || !strings.Contains(text, "keyring secret: refused") || !strings.Contains(text, "sampling") {
