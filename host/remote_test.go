@@ -492,3 +492,29 @@ skip_signature = true
 	writeFile(t, cfgPath, fmt.Sprintf(cfg, "oci://"+reg.Addr+"/plugins/hello@"+digest))
 	echoHostAt(t, cfgPath, "by digest")
 }
+
+// A remote plugin whose module does not load is an error that names the
+// plugin and its reference (it once said `from :`, the empty path of a
+// plugin that has none), at start and on reload alike.
+func TestRegistryPluginBrokenModuleNamesReference(t *testing.T) {
+	reg := testutil.StartRegistry(t)
+	ref := "oci://" + reg.Addr + "/plugins/broken:1"
+	r, err := registry.ParseRef(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A valid Wasm module that is no plugin: it exports nothing.
+	c := &registry.Client{Store: registry.Store{Dir: t.TempDir()}}
+	if _, err := c.Push(t.Context(), r, testutil.WAT(t, "(module)"), nil, true); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(t.TempDir(), "mcphost.toml")
+	writeFile(t, cfgPath, unsignedRemoteConfig(ref, ""))
+	_, _, _, err = newHostAt(t, cfgPath)
+	if err == nil {
+		t.Fatal("a module that is no plugin was loaded")
+	}
+	if want := `load plugin "hello" from ` + ref + ": "; !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %q does not say %q", err, want)
+	}
+}
