@@ -88,6 +88,7 @@ vet:
 test: plugins-check plugins vet
 	@scripts/ensure-haproxy.sh
 	@scripts/ensure-registry.sh
+	@GO=$(GO) scripts/ensure-cosign.sh
 	$(GO) test -race -count=1 -timeout 25m ./...
 	@for m in $(SUB_MODULES); do echo "$(GO) -C $$m test -race -count=1 ./..."; $(GO) -C $$m test -race -count=1 ./... || exit 1; done
 	$(MAKE) reference
