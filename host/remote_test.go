@@ -518,3 +518,48 @@ func TestRegistryPluginBrokenModuleNamesReference(t *testing.T) {
 		t.Fatalf("error %q does not say %q", err, want)
 	}
 }
+
+// A plugin signed by the real cosign (`cosign sign --new-bundle-format`,
+// on a registry without the referrers API) is served with the cosign.pub
+// of its key, and again from the store with the registry stopped; with
+// another key it is refused, saying why.
+func TestRegistryPluginSignedWithCosign(t *testing.T) {
+	cosign := testutil.FindCosign(t)
+	reg, ref, digest := helloInRegistry(t, nil)
+	key, pub := cosign.GenerateKeyPair(t)
+	r, err := registry.ParseRef(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cosign.Run(t, testutil.SignArgs(key, r.Repo()+"@"+digest, true)...)
+	config := func(key string) string {
+		return `[server]
+plugin_store = "store"
+trusted_keys = ["` + key + `"]
+
+[[plugin]]
+name = "hello"
+path = "` + ref + `"
+insecure = true
+`
+	}
+	other := filepath.Join(t.TempDir(), "mcphost.toml")
+	writeFile(t, other, config(trustedKey(t, newSigningKey(t))))
+	_, _, _, err = newHostAt(t, other)
+	if err == nil {
+		t.Fatal("a plugin signed by an untrusted key was loaded")
+	}
+	for _, want := range []string{`plugin "hello"`, ref, "no valid signature by a trusted key"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	cfgPath := filepath.Join(t.TempDir(), "mcphost.toml")
+	writeFile(t, cfgPath, config(pub))
+	_, _, logs := echoHostAt(t, cfgPath, "signed by cosign")
+	if strings.Contains(logs.String(), "NOT verified") {
+		t.Errorf("a verified plugin was warned about:\n%s", logs)
+	}
+	reg.Stop()
+	echoHostAt(t, cfgPath, "verified from the store")
+}
