@@ -7,8 +7,10 @@ import (
 	"crypto/ecdsa"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -128,7 +130,7 @@ func referrerIndex(t *testing.T, c *Client, ref Ref, digest string) []string {
 // classic `cosign sign` (the sha256-<hex>.sig tag). Each verifies with the
 // cosign.pub of its key and with no other key. `cosign attest` by the same
 // key, an attestation about the manifest and not a signature, does not
-// count.
+// count. And the real cosign verifies what `mcphost plugin sign` writes.
 func TestRealCosign(t *testing.T) {
 	cosign := testutil.FindCosign(t)
 	reg := testutil.StartRegistry(t)
@@ -192,6 +194,40 @@ func TestRealCosign(t *testing.T) {
 		err := Verify(digest, sigs, []crypto.PublicKey{trusted})
 		if err == nil || !strings.Contains(err.Error(), "an attestation of predicate type") {
 			t.Fatalf("verify an attestation: %v, want it refused as not a signature", err)
+		}
+	})
+	t.Run("cosign verifies mcphost's", func(t *testing.T) {
+		ref, digest := push(t, "mcphost-signed")
+		signer := newKey(t)
+		if _, err := testClient(t).Sign(ctx, ref, signer, nil, true); err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		writePub := func(name string, k *ecdsa.PrivateKey) string {
+			der, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, name)
+			if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return path
+		}
+		// An empty trusted root: no transparency log, no CA, nothing
+		// fetched from the public Sigstore TUF repository.
+		root := filepath.Join(dir, "trusted_root.json")
+		if err := os.WriteFile(root, []byte(`{"mediaType":"application/vnd.dev.sigstore.trustedroot+json;version=0.1"}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		verify := func(pub string) (string, error) {
+			return cosign.Try("verify", "--key", pub, "--trusted-root", root, "--insecure-ignore-tlog", "--allow-http-registry", ref.Repo()+"@"+digest)
+		}
+		if out, err := verify(writePub("signer.pub", signer)); err != nil || !strings.Contains(out, digest) {
+			t.Fatalf("cosign verify with the signer's key: %v\n%s", err, out)
+		}
+		if out, err := verify(writePub("other.pub", other)); err == nil {
+			t.Fatalf("cosign verify with another key succeeded:\n%s", out)
 		}
 	})
 }

@@ -42,6 +42,27 @@ const maxBundle = 1 << 20
 // the manifest's digest.
 const cosignSignPredicate = "https://sigstore.dev/cosign/sign/v1"
 
+// payloadTypeInToto is the DSSE payload type of an in-toto statement.
+const payloadTypeInToto = "application/vnd.in-toto+json"
+
+// cosignStatement is the in-toto statement cosign signs for the manifest
+// digest: the manifest as its one subject, cosign's signing predicate
+// type, no predicate.
+func cosignStatement(digest string) ([]byte, error) {
+	type subject struct {
+		Digest map[string]string `json:"digest"`
+	}
+	return json.Marshal(struct {
+		Type          string    `json:"_type"`
+		Subject       []subject `json:"subject"`
+		PredicateType string    `json:"predicateType"`
+	}{
+		Type:          "https://in-toto.io/Statement/v1",
+		Subject:       []subject{{Digest: map[string]string{"sha256": strings.TrimPrefix(digest, "sha256:")}}},
+		PredicateType: cosignSignPredicate,
+	})
+}
+
 // signatureContent refuses a bundle that is not a signature of approval.
 // A message signature is one (what `mcphost plugin sign` makes). A DSSE
 // envelope is one only as cosign's signing statement: an in-toto statement
@@ -56,7 +77,7 @@ func signatureContent(b *bundle.Bundle) error {
 	if env == nil {
 		return nil
 	}
-	if env.GetPayloadType() != "application/vnd.in-toto+json" {
+	if env.GetPayloadType() != payloadTypeInToto {
 		return fmt.Errorf("a DSSE signature of payload type %q, not an in-toto statement", env.GetPayloadType())
 	}
 	var st struct {
@@ -161,12 +182,15 @@ func keyHint(pub crypto.PublicKey) []byte {
 	return []byte(base64.StdEncoding.EncodeToString(sum[:]))
 }
 
-// Sign signs the manifest that ref resolves to (its digest: a Sigstore
-// message signature over the manifest's bytes) with key, and attaches the
-// bundle to it as an OCI 1.1 referrer (oras-go falls back to the referrers
-// tag schema on a registry without the referrers API). It returns the
-// manifest's digest. With cert (DER), the bundle carries that certificate
-// for key instead of the bare key (keyless verification, VerifyKeyless).
+// Sign signs the manifest that ref resolves to with key, as `cosign sign
+// --new-bundle-format --key` does: a Sigstore bundle holding a DSSE
+// envelope of the in-toto statement that names the manifest's digest with
+// cosign's signing predicate (cosignSignPredicate), attached to the
+// manifest as an OCI 1.1 referrer (oras-go falls back to the referrers tag
+// schema on a registry without the referrers API), so that `cosign verify`
+// accepts it too. It returns the manifest's digest. With cert (DER), the
+// bundle carries that certificate for key instead of the bare key (keyless
+// verification, VerifyKeyless).
 func (c *Client) Sign(ctx context.Context, ref Ref, key *ecdsa.PrivateKey, cert []byte, insecure bool) (string, error) {
 	repo, err := c.repository(ref, insecure)
 	if err != nil {
@@ -178,7 +202,7 @@ func (c *Client) Sign(ctx context.Context, ref Ref, key *ecdsa.PrivateKey, cert 
 	if ref.Digest != "" {
 		reference = ref.Digest
 	}
-	desc, mb, err := oras.FetchBytes(ctx, repo, reference, oras.FetchBytesOptions{MaxBytes: maxManifest})
+	desc, err := repo.Resolve(ctx, reference)
 	if err != nil {
 		return "", fmt.Errorf("sign %s: %w", ref, err)
 	}
@@ -186,7 +210,11 @@ func (c *Client) Sign(ctx context.Context, ref Ref, key *ecdsa.PrivateKey, cert 
 	if cert != nil {
 		opts.CertificateProvider = certificateProvider{der: cert}
 	}
-	pb, err := sign.Bundle(&sign.PlainData{Data: mb}, keypair{key}, opts)
+	statement, err := cosignStatement(desc.Digest.String())
+	if err != nil {
+		return "", fmt.Errorf("sign %s: %w", ref, err)
+	}
+	pb, err := sign.Bundle(&sign.DSSEData{Data: statement, PayloadType: payloadTypeInToto}, keypair{key}, opts)
 	if err != nil {
 		return "", fmt.Errorf("sign %s: %w", ref, err)
 	}
@@ -206,6 +234,11 @@ func (c *Client) Sign(ctx context.Context, ref Ref, key *ecdsa.PrivateKey, cert 
 	if _, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, MediaTypeBundle, oras.PackManifestOptions{
 		Subject: &subject,
 		Layers:  []ocispec.Descriptor{layer},
+		// What cosign writes, for tools that read them.
+		ManifestAnnotations: map[string]string{
+			"dev.sigstore.bundle.content":       "dsse-envelope",
+			"dev.sigstore.bundle.predicateType": cosignSignPredicate,
+		},
 	}); err != nil {
 		return "", fmt.Errorf("sign %s: referrer: %w", ref, err)
 	}
