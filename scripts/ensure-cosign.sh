@@ -18,7 +18,8 @@ set -u
 # Keep in step with CosignVersion in internal/testutil/cosign.go.
 version=v2.6.5
 go=${GO:-go}
-dir=${XDG_CACHE_HOME:-$HOME/.cache}/mcphost/tools/cosign-$version
+cache=${XDG_CACHE_HOME:-${HOME:+$HOME/.cache}}
+dir=$cache/mcphost/tools/cosign-$version
 
 if [ -x "$dir/cosign" ] && "$dir/cosign" version >/dev/null 2>&1; then
 	exit 0
@@ -29,6 +30,7 @@ skip() {
 	exit 0
 }
 
+[ -n "$cache" ] || skip "neither XDG_CACHE_HOME nor HOME is set, so there is no user cache to install it in"
 command -v "$go" >/dev/null 2>&1 || skip "there is no Go toolchain ($go) to build it with"
 mkdir -p "$dir" || skip "$dir cannot be created"
 log=$(mktemp "${TMPDIR:-/tmp}/ensure-cosign.XXXXXX")
