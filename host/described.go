@@ -149,10 +149,7 @@ func (d *describing) make(ctx context.Context, e *listcache.Entry, hash [sha256.
 			return nil, err
 		}
 		if sum := sha256Sum(wasm); hex.EncodeToString(sum[:]) != digest {
-			where := pc.Path
-			if pc.Source != "" {
-				where = pc.Source
-			}
+			where := pc.Origin()
 			stale, of := plugin.ErrStaleDescription, "its cached description was of"
 			if fromModule {
 				stale, of = errShippedStale, "the description was read from the module of sha256"

@@ -387,10 +387,7 @@ func (h *Host) releasedMemory() {
 
 func (h *Host) logLoaded(c *catalog, lp *loadedPlugin) {
 	tools, resources, templates, prompts := c.contributions(lp)
-	path := lp.cfg.Path
-	if lp.cfg.Source != "" {
-		path = lp.cfg.Source
-	}
+	path := lp.cfg.Origin()
 	if lp.hostile {
 		h.logger.Error("plugin loaded but left out whole: it hides text or offers look-alike names", "plugin", lp.cfg.Name, "path", path,
 			"left_out", len(lp.refused))
@@ -479,7 +476,7 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 	hash := sha256Sum(wasm)
 	if pc.SHA256 != "" && pc.SHA256 != hex.EncodeToString(hash[:]) {
 		return nil, fmt.Errorf("load plugin %q from %s: sha256 mismatch: the config pins %s, the file is %s",
-			pc.Name, pc.Path, pc.SHA256, hex.EncodeToString(hash[:]))
+			pc.Name, pc.Origin(), pc.SHA256, hex.EncodeToString(hash[:]))
 	}
 	if current != nil && current.sameSource(pc, hash) {
 		return current, nil
@@ -498,14 +495,14 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 	opts.Wasm = wasm
 	p, err := plugin.Load(ctx, opts)
 	if err != nil {
-		return nil, fmt.Errorf("load plugin %q from %s: %w", pc.Name, pc.Path, err)
+		return nil, fmt.Errorf("load plugin %q from %s: %w", pc.Name, pc.Origin(), err)
 	}
 	lp := newLoadedPlugin(pc, hash, p)
 	lp.remote = remote
 	rec := &recorder{Plugin: p}
 	if err := lp.listFrom(ctx, h.logger, rec); err != nil {
 		_ = p.Close(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("load plugin %q from %s: %w", pc.Name, pc.Path, err)
+		return nil, fmt.Errorf("load plugin %q from %s: %w", pc.Name, pc.Origin(), err)
 	}
 	d.write(hash, p, rec.calls)
 	if h.loadEveryPlugin && p.Flavor() == plugin.FlavorMCPHost {

@@ -492,3 +492,74 @@ skip_signature = true
 	writeFile(t, cfgPath, fmt.Sprintf(cfg, "oci://"+reg.Addr+"/plugins/hello@"+digest))
 	echoHostAt(t, cfgPath, "by digest")
 }
+
+// A remote plugin whose module does not load is an error that names the
+// plugin and its reference (it once said `from :`, the empty path of a
+// plugin that has none), at start and on reload alike.
+func TestRegistryPluginBrokenModuleNamesReference(t *testing.T) {
+	reg := testutil.StartRegistry(t)
+	ref := "oci://" + reg.Addr + "/plugins/broken:1"
+	r, err := registry.ParseRef(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A valid Wasm module that is no plugin: it exports nothing.
+	c := &registry.Client{Store: registry.Store{Dir: t.TempDir()}}
+	if _, err := c.Push(t.Context(), r, testutil.WAT(t, "(module)"), nil, true); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(t.TempDir(), "mcphost.toml")
+	writeFile(t, cfgPath, unsignedRemoteConfig(ref, ""))
+	_, _, _, err = newHostAt(t, cfgPath)
+	if err == nil {
+		t.Fatal("a module that is no plugin was loaded")
+	}
+	if want := `load plugin "hello" from ` + ref + ": "; !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %q does not say %q", err, want)
+	}
+}
+
+// A plugin signed by the real cosign (`cosign sign --new-bundle-format`,
+// on a registry without the referrers API) is served with the cosign.pub
+// of its key, and again from the store with the registry stopped; with
+// another key it is refused, saying why.
+func TestRegistryPluginSignedWithCosign(t *testing.T) {
+	cosign := testutil.FindCosign(t)
+	reg, ref, digest := helloInRegistry(t, nil)
+	key, pub := cosign.GenerateKeyPair(t)
+	r, err := registry.ParseRef(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cosign.Run(t, testutil.SignArgs(key, r.Repo()+"@"+digest, true)...)
+	config := func(key string) string {
+		return `[server]
+plugin_store = "store"
+trusted_keys = ["` + key + `"]
+
+[[plugin]]
+name = "hello"
+path = "` + ref + `"
+insecure = true
+`
+	}
+	other := filepath.Join(t.TempDir(), "mcphost.toml")
+	writeFile(t, other, config(trustedKey(t, newSigningKey(t))))
+	_, _, _, err = newHostAt(t, other)
+	if err == nil {
+		t.Fatal("a plugin signed by an untrusted key was loaded")
+	}
+	for _, want := range []string{`plugin "hello"`, ref, "no valid signature by a trusted key"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	cfgPath := filepath.Join(t.TempDir(), "mcphost.toml")
+	writeFile(t, cfgPath, config(pub))
+	_, _, logs := echoHostAt(t, cfgPath, "signed by cosign")
+	if strings.Contains(logs.String(), "NOT verified") {
+		t.Errorf("a verified plugin was warned about:\n%s", logs)
+	}
+	reg.Stop()
+	echoHostAt(t, cfgPath, "verified from the store")
+}

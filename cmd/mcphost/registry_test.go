@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/internal/testutil"
 )
 
@@ -160,5 +161,81 @@ insecure = true
 		if !tc.ok && (err == nil || !strings.Contains(err.Error(), "no valid signature by a trusted key")) {
 			t.Fatalf("validate with another key: %v\n%s%s", err, out, errOut)
 		}
+	}
+}
+
+// A plugin signed by the real cosign (`cosign sign --new-bundle-format`,
+// key-based, nothing uploaded) on a registry without the referrers API:
+// validate and update accept it with the cosign.pub of its key, and refuse
+// it (exit code 1, saying why) with another key; update then keeps no pin.
+func TestPluginSignedWithCosign(t *testing.T) {
+	cosign := testutil.FindCosign(t)
+	reg := testutil.StartRegistry(t)
+	hello := testutil.GoPlugin(t, "plugins/hello")
+	t.Setenv("HOME", t.TempDir())
+	key, pub := cosign.GenerateKeyPair(t)
+	_, otherPub := cosign.GenerateKeyPair(t)
+	ref := "oci://" + reg.Addr + "/plugins/hello:1"
+	out, errOut, err := runCLI(t, "plugin", "push", "--insecure", hello, ref)
+	if err != nil {
+		t.Fatalf("push: %v\n%s%s", err, out, errOut)
+	}
+	digest := strings.TrimSpace(out[strings.Index(out, "sha256:"):])
+	cosign.Run(t, testutil.SignArgs(key, strings.TrimPrefix(strings.TrimSuffix(ref, ":1"), "oci://")+"@"+digest, true)...)
+
+	for _, tc := range []struct {
+		name, key string
+		ok        bool
+	}{{"cosign.pub", pub, true}, {"another key", otherPub, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := filepath.Join(t.TempDir(), "mcphost.toml")
+			os.WriteFile(cfg, []byte(`[server]
+plugin_store = "store"
+trusted_keys = ["`+tc.key+`"]
+[[plugin]]
+name = "hello"
+path = "`+ref+`"
+insecure = true
+`), 0o644)
+			for _, args := range [][]string{{"validate", "--config", cfg}, {"plugin", "update", "--config", cfg}} {
+				out, errOut, err := runCLI(t, args...)
+				if tc.ok && err != nil {
+					t.Fatalf("%s with the signer's cosign.pub: %v\n%s%s", args[0:len(args)-2], err, out, errOut)
+				}
+				if !tc.ok && (err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "no valid signature by a trusted key") || !strings.Contains(err.Error(), ref)) {
+					t.Fatalf("%s with another key: %v (exit code %d)\n%s%s", args[0:len(args)-2], err, exitCode(err), out, errOut)
+				}
+			}
+			lock, _ := os.ReadFile(filepath.Join(filepath.Dir(cfg), "mcphost.lock"))
+			if pinned := strings.Contains(string(lock), digest); pinned != tc.ok {
+				t.Fatalf("lock file pins %s: %v, want %v:\n%s", digest, pinned, tc.ok, lock)
+			}
+		})
+	}
+}
+
+// validate names the reference of a remote plugin whose module does not
+// load (it once said `from :`).
+func TestValidateBrokenRemoteModule(t *testing.T) {
+	reg := testutil.StartRegistry(t)
+	t.Setenv("HOME", t.TempDir())
+	ref := "oci://" + reg.Addr + "/plugins/broken:1"
+	// A valid module that is no plugin; push checks for that, so it is
+	// published as the registry client does.
+	if _, err := host.PushPlugin(t.Context(), testutil.WAT(t, "(module)"), ref, nil, true); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "mcphost.toml")
+	os.WriteFile(cfg, []byte(`[server]
+plugin_store = "store"
+[[plugin]]
+name = "hello"
+path = "`+ref+`"
+insecure = true
+skip_signature = true
+`), 0o644)
+	out, errOut, err := runCLI(t, "validate", "--config", cfg)
+	if want := `load plugin "hello" from ` + ref + ": "; err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), want) {
+		t.Fatalf("validate: %v, want exit code 1 and %q\n%s%s", err, want, out, errOut)
 	}
 }

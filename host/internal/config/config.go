@@ -310,6 +310,15 @@ type Plugin struct {
 	ToolScopes map[string][]string
 }
 
+// Origin is where the plugin's module comes from, for messages and logs:
+// its remote reference (Source) when it has one, else its file (Path).
+func (p Plugin) Origin() string {
+	if p.Source != "" {
+		return p.Source
+	}
+	return p.Path
+}
+
 // fileConfig mirrors the TOML layout; see Config for the meaning of fields.
 type fileConfig struct {
 	Server struct {

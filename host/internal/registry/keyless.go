@@ -60,6 +60,10 @@ func VerifyKeyless(digest string, bundles [][]byte, trustedRoot string, identity
 			last = err
 			continue
 		}
+		if err := signatureContent(&b); err != nil {
+			last = err
+			continue
+		}
 		if _, err := verifier.Verify(&b, verify.NewPolicy(verify.WithArtifactDigest("sha256", raw), verify.WithCertificateIdentity(id))); err != nil {
 			last = err
 			continue

@@ -37,6 +37,61 @@ const MediaTypeBundle = "application/vnd.dev.sigstore.bundle.v0.3+json"
 
 const maxBundle = 1 << 20
 
+// cosignSignPredicate is the predicate type of the in-toto statement that
+// `cosign sign --new-bundle-format` signs: a DSSE envelope whose subject is
+// the manifest's digest.
+const cosignSignPredicate = "https://sigstore.dev/cosign/sign/v1"
+
+// payloadTypeInToto is the DSSE payload type of an in-toto statement.
+const payloadTypeInToto = "application/vnd.in-toto+json"
+
+// cosignStatement is the in-toto statement cosign signs for the manifest
+// digest: the manifest as its one subject, cosign's signing predicate
+// type, no predicate.
+func cosignStatement(digest string) ([]byte, error) {
+	type subject struct {
+		Digest map[string]string `json:"digest"`
+	}
+	return json.Marshal(struct {
+		Type          string    `json:"_type"`
+		Subject       []subject `json:"subject"`
+		PredicateType string    `json:"predicateType"`
+	}{
+		Type:          "https://in-toto.io/Statement/v1",
+		Subject:       []subject{{Digest: map[string]string{"sha256": strings.TrimPrefix(digest, "sha256:")}}},
+		PredicateType: cosignSignPredicate,
+	})
+}
+
+// signatureContent refuses a bundle that is not a signature of approval.
+// A message signature is one (what `mcphost plugin sign` makes). A DSSE
+// envelope is one only as cosign's signing statement: an in-toto statement
+// of predicate type cosignSignPredicate. An attestation about the manifest
+// by the same key (provenance, an SBOM, a scan: `cosign attest`) says
+// something else than "run this", and does not count. The statement's
+// subject is checked against the manifest digest by sigstore-go's verifier
+// (WithArtifactDigest), which also verifies the envelope's signature over
+// the payload read here.
+func signatureContent(b *bundle.Bundle) error {
+	env := b.GetDsseEnvelope()
+	if env == nil {
+		return nil
+	}
+	if env.GetPayloadType() != payloadTypeInToto {
+		return fmt.Errorf("a DSSE signature of payload type %q, not an in-toto statement", env.GetPayloadType())
+	}
+	var st struct {
+		PredicateType string `json:"predicateType"`
+	}
+	if err := json.Unmarshal(env.GetPayload(), &st); err != nil {
+		return fmt.Errorf("a DSSE signature whose statement is not JSON: %w", err)
+	}
+	if st.PredicateType != cosignSignPredicate {
+		return fmt.Errorf("an attestation of predicate type %q, not a signature (cosign's statement is of %q)", st.PredicateType, cosignSignPredicate)
+	}
+	return nil
+}
+
 // ErrUnsigned is returned by Verify when no signature is attached.
 var ErrUnsigned = errors.New("no signature (no Sigstore bundle refers to the manifest, and no cosign sha256-<digest>.sig tag)")
 
@@ -127,12 +182,15 @@ func keyHint(pub crypto.PublicKey) []byte {
 	return []byte(base64.StdEncoding.EncodeToString(sum[:]))
 }
 
-// Sign signs the manifest that ref resolves to (its digest: a Sigstore
-// message signature over the manifest's bytes) with key, and attaches the
-// bundle to it as an OCI 1.1 referrer (oras-go falls back to the referrers
-// tag schema on a registry without the referrers API). It returns the
-// manifest's digest. With cert (DER), the bundle carries that certificate
-// for key instead of the bare key (keyless verification, VerifyKeyless).
+// Sign signs the manifest that ref resolves to with key, as `cosign sign
+// --new-bundle-format --key` does: a Sigstore bundle holding a DSSE
+// envelope of the in-toto statement that names the manifest's digest with
+// cosign's signing predicate (cosignSignPredicate), attached to the
+// manifest as an OCI 1.1 referrer (oras-go falls back to the referrers tag
+// schema on a registry without the referrers API), so that `cosign verify`
+// accepts it too. It returns the manifest's digest. With cert (DER), the
+// bundle carries that certificate for key instead of the bare key (keyless
+// verification, VerifyKeyless).
 func (c *Client) Sign(ctx context.Context, ref Ref, key *ecdsa.PrivateKey, cert []byte, insecure bool) (string, error) {
 	repo, err := c.repository(ref, insecure)
 	if err != nil {
@@ -144,7 +202,7 @@ func (c *Client) Sign(ctx context.Context, ref Ref, key *ecdsa.PrivateKey, cert 
 	if ref.Digest != "" {
 		reference = ref.Digest
 	}
-	desc, mb, err := oras.FetchBytes(ctx, repo, reference, oras.FetchBytesOptions{MaxBytes: maxManifest})
+	desc, err := repo.Resolve(ctx, reference)
 	if err != nil {
 		return "", fmt.Errorf("sign %s: %w", ref, err)
 	}
@@ -152,7 +210,11 @@ func (c *Client) Sign(ctx context.Context, ref Ref, key *ecdsa.PrivateKey, cert 
 	if cert != nil {
 		opts.CertificateProvider = certificateProvider{der: cert}
 	}
-	pb, err := sign.Bundle(&sign.PlainData{Data: mb}, keypair{key}, opts)
+	statement, err := cosignStatement(desc.Digest.String())
+	if err != nil {
+		return "", fmt.Errorf("sign %s: %w", ref, err)
+	}
+	pb, err := sign.Bundle(&sign.DSSEData{Data: statement, PayloadType: payloadTypeInToto}, keypair{key}, opts)
 	if err != nil {
 		return "", fmt.Errorf("sign %s: %w", ref, err)
 	}
@@ -172,27 +234,76 @@ func (c *Client) Sign(ctx context.Context, ref Ref, key *ecdsa.PrivateKey, cert 
 	if _, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, MediaTypeBundle, oras.PackManifestOptions{
 		Subject: &subject,
 		Layers:  []ocispec.Descriptor{layer},
+		// What cosign writes, for tools that read them.
+		ManifestAnnotations: map[string]string{
+			"dev.sigstore.bundle.content":       "dsse-envelope",
+			"dev.sigstore.bundle.predicateType": cosignSignPredicate,
+		},
 	}); err != nil {
 		return "", fmt.Errorf("sign %s: referrer: %w", ref, err)
 	}
 	return desc.Digest.String(), nil
 }
 
-// fetchBundles fetches the Sigstore bundles attached to manifest desc.
+// Bounds of what is read of a manifest's referrers: the signature
+// bundles kept, and the referrer manifests examined to find them.
+const (
+	maxBundles   = 16
+	maxReferrers = 64
+)
+
+// mayHoldBundle tells whether a referrer listed with artifactType may be a
+// Sigstore bundle: one listed as such (the referrers API, and the
+// referrers tag schema as oras-go writes it), or one listed with the OCI
+// empty descriptor's type, which is what cosign 2.6 (go-containerregistry)
+// writes into the referrers tag schema's index on a registry without the
+// referrers API: it takes the config's media type, not the manifest's
+// artifactType. Either way the manifest itself must then say it is a
+// bundle (isBundleManifest), and every bundle is verified in full.
+func mayHoldBundle(artifactType string) bool {
+	return artifactType == MediaTypeBundle || artifactType == ocispec.MediaTypeEmptyJSON
+}
+
+// isBundleManifest tells whether m, a referrer of subject, is a Sigstore
+// bundle's manifest: it refers to subject and its artifact type (or, in
+// the older form, its config's media type) is the bundle's.
+func isBundleManifest(m ocispec.Manifest, subject ocispec.Descriptor) bool {
+	if m.Subject == nil || m.Subject.Digest != subject.Digest {
+		return false
+	}
+	return m.ArtifactType == MediaTypeBundle || m.Config.MediaType == MediaTypeBundle
+}
+
+// fetchBundles fetches the Sigstore bundles attached to manifest desc: at
+// most maxBundles, from the first maxReferrers referrers that may hold
+// one, those listed as bundles first.
 func fetchBundles(ctx context.Context, repo interface {
 	Referrers(context.Context, ocispec.Descriptor, string, func([]ocispec.Descriptor) error) error
 	content.Fetcher
 }, desc ocispec.Descriptor) ([][]byte, error) {
-	var refs []ocispec.Descriptor
-	if err := repo.Referrers(ctx, desc, MediaTypeBundle, func(r []ocispec.Descriptor) error {
-		refs = append(refs, r...)
+	var listed, untyped []ocispec.Descriptor
+	// All artifact types: filtering on the bundle's would miss cosign's
+	// (see mayHoldBundle).
+	if err := repo.Referrers(ctx, desc, "", func(r []ocispec.Descriptor) error {
+		for _, d := range r {
+			switch {
+			case d.ArtifactType == MediaTypeBundle:
+				listed = append(listed, d)
+			case mayHoldBundle(d.ArtifactType):
+				untyped = append(untyped, d)
+			}
+		}
 		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("signatures: %w", err)
 	}
+	refs := append(listed, untyped...)
+	if len(refs) > maxReferrers {
+		refs = refs[:maxReferrers]
+	}
 	var out [][]byte
 	for _, r := range refs {
-		if len(out) >= 16 {
+		if len(out) >= maxBundles {
 			break
 		}
 		if r.Size > maxManifest {
@@ -203,11 +314,11 @@ func fetchBundles(ctx context.Context, repo interface {
 			return nil, fmt.Errorf("signature %s: %w", r.Digest, err)
 		}
 		var m ocispec.Manifest
-		if err := json.Unmarshal(mb, &m); err != nil {
+		if err := json.Unmarshal(mb, &m); err != nil || !isBundleManifest(m, desc) {
 			continue
 		}
 		for _, l := range m.Layers {
-			if l.MediaType != MediaTypeBundle || l.Size > maxBundle {
+			if l.MediaType != MediaTypeBundle || l.Size > maxBundle || len(out) >= maxBundles {
 				continue
 			}
 			bb, err := content.FetchAll(ctx, repo, l)
@@ -248,6 +359,10 @@ func Verify(digest string, bundles [][]byte, keys []crypto.PublicKey) error {
 		var b bundle.Bundle
 		if err := b.UnmarshalJSON(bj); err != nil {
 			problems = append(problems, "a signature that is not a valid Sigstore bundle: "+err.Error())
+			continue
+		}
+		if err := signatureContent(&b); err != nil {
+			problems = append(problems, err.Error())
 			continue
 		}
 		for _, k := range keys {

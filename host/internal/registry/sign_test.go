@@ -10,6 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sigstore/sigstore-go/pkg/bundle"
+	"github.com/sigstore/sigstore-go/pkg/sign"
+	"oras.land/oras-go/v2"
+
 	"github.com/mcphost/mcphost/internal/testutil"
 )
 
@@ -64,5 +68,45 @@ func TestSignVerify(t *testing.T) {
 	again, err := c.Open(signed)
 	if err != nil || Verify(signed, again.Signatures, []crypto.PublicKey{&trusted.PublicKey}) != nil {
 		t.Fatalf("the signature was not kept in the store: %v", err)
+	}
+}
+
+// A signature in the form `mcphost plugin sign` wrote before it wrote
+// cosign's (a Sigstore message signature over the manifest's bytes)
+// still verifies, against its key only and for its manifest only.
+func TestMessageSignatureVerifies(t *testing.T) {
+	reg, c := newRegistry(t)
+	ctx := context.Background()
+	ref := mustRef(t, "oci://"+reg.Addr+"/plugins/message:1")
+	digest := mustPush(t, c, ref, testutil.WAT(t, "(module)"))
+	repo, err := c.repository(ref, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, mb, err := oras.FetchBytes(ctx, repo, digest, oras.DefaultFetchBytesOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trusted, other := newKey(t), newKey(t)
+	pb, err := sign.Bundle(&sign.PlainData{Data: mb}, keypair{trusted}, sign.BundleOptions{Context: ctx})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := bundle.NewBundle(pb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bj, err := b.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify(digest, [][]byte{bj}, []crypto.PublicKey{&trusted.PublicKey}); err != nil {
+		t.Fatalf("a message signature by the trusted key: %v", err)
+	}
+	if err := Verify(digest, [][]byte{bj}, []crypto.PublicKey{&other.PublicKey}); err == nil {
+		t.Fatal("a message signature verified with another key")
+	}
+	if err := Verify("sha256:"+strings.Repeat("ab", 32), [][]byte{bj}, []crypto.PublicKey{&trusted.PublicKey}); err == nil {
+		t.Fatal("a message signature of one manifest verified another")
 	}
 }
