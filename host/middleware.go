@@ -481,6 +481,9 @@ func (h *Host) observe(next mcp.MethodHandler) mcp.MethodHandler {
 			if h.auditArguments {
 				e.Arguments = requestArguments(req)
 			}
+			if created, ok := res.(*taskResult); ok {
+				e.Task = created.TaskID
+			}
 			if err := h.audit.Write(e); err != nil {
 				h.logger.Error("audit log", "error", err)
 			}

@@ -42,6 +42,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/host/internal/audit"
 	"github.com/mcphost/mcphost/host/internal/bridge"
 	"github.com/mcphost/mcphost/host/internal/config"
 	"github.com/mcphost/mcphost/host/internal/plugin"
@@ -426,7 +427,7 @@ func (r *taskRunner) create(ctx context.Context, req *mcp.CallToolRequest) (*tas
 	if err := r.store.Create(ctx, t); err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("tool %q: create the task: %v", req.Params.Name, err)}
 	}
-	r.start(t.ID, call, t.Expires)
+	r.start(t.ID, t.Principal, call, t.Expires)
 	r.count("created")
 	r.logger.Debug("task created", "task", t.ID, "tool", call.Tool)
 	return r.show(t, true), nil
@@ -458,8 +459,8 @@ func principalOf(req mcp.Request) string {
 	return ""
 }
 
-// start runs a round of the task id here.
-func (r *taskRunner) start(id string, call *taskCall, expires time.Time) {
+// start runs a round of the task id, which principal created, here.
+func (r *taskRunner) start(id, principal string, call *taskCall, expires time.Time) {
 	ctx, cancel := context.WithCancelCause(r.ctx)
 	run := &taskRun{cancel: cancel}
 	r.mu.Lock()
@@ -474,13 +475,13 @@ func (r *taskRunner) start(id string, call *taskCall, expires time.Time) {
 		}()
 		ctx, stopAtExpiry := context.WithDeadlineCause(ctx, expires, errTaskExpired)
 		defer stopAtExpiry()
-		r.round(ctx, id, call, run)
+		r.round(ctx, id, principal, call, run)
 	})
 }
 
 // round calls the plugin for one round of the task id and settles what
 // it returns.
-func (r *taskRunner) round(ctx context.Context, id string, call *taskCall, run *taskRun) {
+func (r *taskRunner) round(ctx context.Context, id, principal string, call *taskCall, run *taskRun) {
 	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: call.Tool, Arguments: call.Arguments,
 		Meta: call.meta(), RequestState: call.RequestState}}
 	if len(call.Responses) > 0 {
@@ -507,8 +508,10 @@ func (r *taskRunner) round(ctx context.Context, id string, call *taskCall, run *
 	callCtx := plugin.WithCallTimeout(ctx, timeout)
 	callCtx = r.h.withRequest(callCtx, nil, nil, call.Capabilities, nil)
 	callCtx = bridge.WithTask(callCtx, &abi.TaskContext{ID: id, Deadline: deadline.UTC().Format(time.RFC3339)})
+	began := time.Now()
 	res, err := bridge.CallTool(callCtx, lp.plugin, tool, req)
 	lp.release()
+	r.h.recordTaskRound(callCtx, began, lp.cfg.Name, principal, id, req, res, err)
 	if cause := context.Cause(ctx); cause != nil {
 		// The run was stopped: say why, unless it finished anyway.
 		if errors.Is(cause, errTaskCancelled) {
@@ -834,7 +837,7 @@ func (r *taskRunner) update(ctx context.Context, t *tasks.Task, responses map[st
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("update task %q: %v", t.ID, err)}
 	}
 	if next != nil {
-		r.start(nt.ID, next, nt.Expires)
+		r.start(nt.ID, nt.Principal, next, nt.Expires)
 	}
 	return newAck(), nil
 }
@@ -910,6 +913,31 @@ func rpcErrorBodyFor(id json.RawMessage, code int64, message string) []byte {
 		Error   *jsonrpc.Error  `json:"error"`
 	}{"2.0", id, &jsonrpc.Error{Code: code, Message: message}})
 	return b
+}
+
+// recordTaskRound counts a task round in the metrics and the audit log,
+// as observe does a request's call: method tools/call, the task's id.
+func (h *Host) recordTaskRound(ctx context.Context, began time.Time, pluginName, principal, id string, req *mcp.CallToolRequest, res *mcp.CallToolResult, err error) {
+	took := time.Since(began)
+	var result mcp.Result
+	if res != nil {
+		result = res
+	}
+	outcome, message := outcomeOf(ctx, result, err)
+	name := req.Params.Name
+	h.metrics.calls.WithLabelValues("tools/call", pluginName, metricName("tools/call", name), outcome).Inc()
+	h.metrics.duration.WithLabelValues("tools/call", pluginName, metricName("tools/call", name)).Observe(took.Seconds())
+	if h.audit == nil {
+		return
+	}
+	e := audit.Entry{Time: began.UTC(), Subject: principal, Method: "tools/call", Plugin: pluginName, Name: name, Task: id,
+		Outcome: outcome, DurationMS: float64(took.Microseconds()) / 1000, Error: message}
+	if h.auditArguments {
+		e.Arguments = req.Params.Arguments
+	}
+	if err := h.audit.Write(e); err != nil {
+		h.logger.Error("audit log", "error", err)
+	}
 }
 
 // taskTools lists, sorted, those of tools (names clients know) that may run

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -406,5 +408,38 @@ func TestTaskBelongsToItsCreator(t *testing.T) {
 	alice.call("tasks/cancel", id, map[string]any{"taskId": id})
 	if s := alice.get(id).Result["status"]; s != "cancelled" {
 		t.Errorf("alice's task after her cancel: %v, want cancelled", s)
+	}
+}
+
+// TestTaskRoundsAreAudited: the tools/call that created a task and each
+// round of it are in the audit log under the task's id, with the round's
+// outcome.
+func TestTaskRoundsAreAudited(t *testing.T) {
+	auditFile := filepath.Join(t.TempDir(), "audit.jsonl")
+	cfg := strings.Replace(tasksConfig(t, "", ""), "[server.tasks]", "[server.audit]\nfile = "+strconv.Quote(auditFile)+"\n[server.tasks]", 1)
+	_, c, _ := serveTasks(t, cfg)
+	id := c.startTask("failing_job", map[string]any{})
+	if done := c.await(id, ""); done["status"] != "completed" {
+		t.Fatalf("failing_job's task = %v", done)
+	}
+	var entries []map[string]any
+	for deadline := time.Now().Add(10 * time.Second); len(entries) < 2 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		b, err := os.ReadFile(auditFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries = nil
+		for line := range strings.Lines(string(b)) {
+			var e map[string]any
+			if err := json.Unmarshal([]byte(line), &e); err != nil {
+				t.Fatalf("audit line %q: %v", line, err)
+			}
+			if e["task"] == id {
+				entries = append(entries, e)
+			}
+		}
+	}
+	if len(entries) != 2 || entries[0]["outcome"] != "ok" || entries[1]["outcome"] != "tool_error" || entries[1]["name"] != "failing_job" {
+		t.Fatalf("audit entries of task %s = %v, want its creation (ok) and its round (tool_error)", id, entries)
 	}
 }

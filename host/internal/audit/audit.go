@@ -39,6 +39,9 @@ type Entry struct {
 	// MaxErrorBytes (with a note of its length) when longer: a tool's error
 	// text is the plugin's and may be as long as its output cap.
 	Error string `json:"error,omitempty"`
+	// Task is the id of the task (Tasks extension) the call created, or
+	// whose round it was.
+	Task string `json:"task,omitempty"`
 	// Arguments are the call's arguments, only when the config asks.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
