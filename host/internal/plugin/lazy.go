@@ -316,7 +316,13 @@ func (p *Plugin) activate(pending *pendingActivation, interpretAllowed bool) {
 	pending.err = err
 	p.actMu.Unlock()
 	close(pending.done)
-	if err != nil && !errors.Is(err, errPoolClosed) {
+	switch {
+	case err == nil, errors.Is(err, errPoolClosed):
+	case p.lifetime.Err() != nil:
+		// Closed meanwhile (a command's host closing, a reload): nobody
+		// waits for this activation any more.
+		p.logger.Debug("plugin activation stopped: the plugin was closed", "error", err)
+	default:
 		p.logger.Error("plugin activation failed", "error", err)
 	}
 }
