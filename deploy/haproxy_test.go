@@ -394,6 +394,14 @@ var (
 // its own, on a free loopback port, and waits until it serves.
 func startReplica(t *testing.T, bin, name, config string) *process {
 	t.Helper()
+	return startReplicaAt(t, bin, name, config, "127.0.0.1:0")
+}
+
+// startReplicaAt is startReplica serving MCP on listen (host:port), so
+// that a replica started again takes its predecessor's place behind
+// HAProxy.
+func startReplicaAt(t *testing.T, bin, name, config, listen string) *process {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "mcphost.toml")
 	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
@@ -401,7 +409,7 @@ func startReplica(t *testing.T, bin, name, config string) *process {
 	}
 	p := &process{
 		name:      "replica " + name,
-		cmd:       exec.Command(bin, "serve", "--config", cfg, "--http", "127.0.0.1:0"),
+		cmd:       exec.Command(bin, "serve", "--config", cfg, "--http", listen),
 		auditPath: filepath.Join(dir, "audit.jsonl"),
 	}
 	p.start(t)

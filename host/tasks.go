@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -154,6 +155,11 @@ func newTaskRunner(ctx context.Context, h *Host, settings config.Tasks, logger h
 	}
 	r.wg.Go(func() { r.watch(events) })
 	r.wg.Go(r.renewLeases)
+	if settings.Store != "" && settings.Store != "memory" {
+		// A task whose replica died names it by this id (find).
+		hostname, _ := os.Hostname()
+		logger.Info("task store shared with other replicas; this replica's id in it", "replica", r.replica, "hostname", hostname, "pid", os.Getpid())
+	}
 	return r, nil
 }
 
@@ -721,13 +727,17 @@ func (r *taskRunner) find(ctx context.Context, id, principal string) (*tasks.Tas
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("task %q: %v", clipID(id), err)}
 	}
 	if t.Status == tasks.Working && !t.Lease.IsZero() && time.Now().After(t.Lease) {
-		lost := rpcErrorJSON(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the replica running this task stopped before it ended"})
 		owner := t.Owner
+		// The replica is named by its id in the store, which it logged
+		// when it started (newTaskRunner): an operator finds which
+		// process died, and a client learns no host name.
+		why := fmt.Sprintf("the replica running this task (%s) stopped before it ended", owner)
+		lost := rpcErrorJSON(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: why})
 		nt, err := r.store.Update(ctx, id, func(t *tasks.Task) error {
 			if t.Status != tasks.Working || t.Owner != owner || !time.Now().After(t.Lease) {
 				return errTaskNotRunning
 			}
-			t.Status, t.Error, t.StatusMessage = tasks.Failed, lost, "the replica running this task stopped before it ended"
+			t.Status, t.Error, t.StatusMessage = tasks.Failed, lost, why
 			t.UpdatedAt, t.Owner, t.Lease = time.Now(), "", time.Time{}
 			return nil
 		})

@@ -1,7 +1,8 @@
 #!/bin/sh
 # ensure-redis.sh: make Redis available for the tests of the shared task
-# store (host/internal/tasks, redis_test.go), which are skipped where
-# `redis-server` is missing.
+# store (host/internal/tasks, redis_test.go) and of replicas sharing it
+# (deploy/tasks_replicas_test.go), which are skipped where `redis-server`
+# is missing (testutil.StartRedis says why).
 #
 # If redis-server is on PATH (or in /usr/bin, /usr/sbin), does nothing.
 # Otherwise, when running as root on a system with apt-get (Debian, Ubuntu,

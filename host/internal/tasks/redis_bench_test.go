@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/host/internal/tasks"
+	"github.com/mcphost/mcphost/internal/testutil"
 )
 
 // benchRuns tells the runs of a benchmark apart (-count), which share a
@@ -30,8 +31,8 @@ func BenchmarkStore(b *testing.B) {
 		benchStore(b, m, m)
 	})
 	b.Run("redis", func(b *testing.B) {
-		s := startRedis(b)
-		benchStore(b, openRedis(b, s.url(), tasks.RedisOptions{}), openRedis(b, s.url(), tasks.RedisOptions{}))
+		s := testutil.StartRedis(b)
+		benchStore(b, openRedis(b, s.URL(), tasks.RedisOptions{}), openRedis(b, s.URL(), tasks.RedisOptions{}))
 	})
 }
 

@@ -13,7 +13,6 @@ import (
 	"math/big"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -25,73 +24,14 @@ import (
 
 	"github.com/mcphost/mcphost/host/internal/tasks"
 	"github.com/mcphost/mcphost/host/internal/tasks/storetest"
+	"github.com/mcphost/mcphost/internal/testutil"
 )
 
 // patience bounds every wait of these tests: nothing is expected to take
 // more than a fraction of it, and a loaded machine must not fail them.
 const patience = 30 * time.Second
 
-// findRedisServer returns the redis-server executable, or valkey-server
-// (which takes the same arguments), or "".
-func findRedisServer() string {
-	for _, name := range []string{"redis-server", "valkey-server"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-		for _, dir := range []string{"/usr/bin", "/usr/sbin", "/usr/local/bin"} {
-			p := filepath.Join(dir, name)
-			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-				return p
-			}
-		}
-	}
-	return ""
-}
-
-// redisServer is a redis-server started by a test, on loopback, without
-// persistence.
-type redisServer struct {
-	t    testing.TB
-	bin  string
-	dir  string
-	port int
-	// args are given after the port and the persistence settings.
-	args []string
-	// sock is the path of its Unix socket.
-	sock string
-	log  string
-	// cmd is the running server, exited tells when it ended.
-	cmd    *exec.Cmd
-	exited chan error
-}
-
-// startRedis starts a redis-server of its own for t, stopped when t ends,
-// or skips t where redis-server is not installed.
-func startRedis(t testing.TB, args ...string) *redisServer {
-	t.Helper()
-	bin := findRedisServer()
-	if bin == "" {
-		t.Skip("redis-server is not installed, so the Redis task store cannot be tested: " +
-			"install it with `sudo apt-get install redis-server` or scripts/ensure-redis.sh (as root)")
-	}
-	dir := t.TempDir()
-	s := &redisServer{t: t, bin: bin, dir: dir, args: args, sock: filepath.Join(dir, "redis.sock"), log: filepath.Join(dir, "redis.log")}
-	// A port found free may be taken before redis-server binds it: try
-	// another then.
-	var err error
-	for range 5 {
-		s.port = freePort(t)
-		if err = s.start(); err == nil {
-			break
-		}
-	}
-	if err != nil {
-		t.Fatalf("start redis-server: %v", err)
-	}
-	t.Cleanup(s.kill)
-	return s
-}
-
+// freePort returns a TCP port free on 127.0.0.1 a moment ago.
 func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -100,66 +40,6 @@ func freePort(t testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
-}
-
-// addr is the server's host:port.
-func (s *redisServer) addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
-
-// url is the redis:// URL of the server's database 0.
-func (s *redisServer) url() string { return "redis://" + s.addr() + "/0" }
-
-// start starts redis-server on s.port and waits until it answers.
-func (s *redisServer) start() error {
-	args := []string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", s.dir, "--unixsocket", s.sock, "--unixsocketperm", "700", "--logfile", s.log, "--daemonize", "no"}
-	args = append(args, s.args...)
-	cmd := exec.Command(s.bin, args...)
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }() // ends with the process, which kill ends
-	deadline := time.Now().Add(patience)
-	for {
-		select {
-		case err := <-exited:
-			b, _ := os.ReadFile(s.log)
-			return fmt.Errorf("redis-server exited at start (%v):\n%s", err, b)
-		default:
-		}
-		if c, err := net.DialTimeout("unix", s.sock, time.Second); err == nil {
-			c.Close()
-			s.cmd, s.exited = cmd, exited
-			return nil
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			<-exited
-			return fmt.Errorf("redis-server did not open %s in %v", s.sock, patience)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// kill stops the server at once, as a crash would, and waits until it is
-// gone.
-func (s *redisServer) kill() {
-	if s.cmd == nil {
-		return
-	}
-	s.cmd.Process.Kill()
-	<-s.exited
-	s.cmd = nil
-}
-
-// restart kills the server and starts it again on the same port, empty.
-func (s *redisServer) restart() {
-	s.t.Helper()
-	s.kill()
-	os.Remove(s.sock)
-	if err := s.start(); err != nil {
-		s.t.Fatalf("restart redis-server on port %d: %v", s.port, err)
-	}
 }
 
 // prefixes makes each pair of handles of TestRedis a store of its own on
@@ -186,20 +66,20 @@ func openRedis(t testing.TB, url string, opts tasks.RedisOptions) *tasks.Redis {
 // TestRedis runs the tests of every Store on two Redis clients of one
 // redis-server, as two replicas hold it.
 func TestRedis(t *testing.T) {
-	s := startRedis(t)
+	s := testutil.StartRedis(t)
 	storetest.Run(t, func(t *testing.T) (tasks.Store, tasks.Store) {
 		opts := tasks.RedisOptions{Prefix: fmt.Sprintf("test%d:", prefixes.Add(1))}
-		return openRedis(t, s.url(), opts), openRedis(t, s.url(), opts)
+		return openRedis(t, s.URL(), opts), openRedis(t, s.URL(), opts)
 	})
 }
 
 // TestRedisUnixSocket runs the same tests over unix://, one handle on the
 // socket and one on TCP.
 func TestRedisUnixSocket(t *testing.T) {
-	s := startRedis(t)
+	s := testutil.StartRedis(t)
 	storetest.Run(t, func(t *testing.T) (tasks.Store, tasks.Store) {
 		opts := tasks.RedisOptions{Prefix: fmt.Sprintf("unix%d:", prefixes.Add(1))}
-		return openRedis(t, "unix://"+s.sock+"?db=0", opts), openRedis(t, s.url(), opts)
+		return openRedis(t, "unix://"+s.Sock+"?db=0", opts), openRedis(t, s.URL(), opts)
 	})
 }
 
@@ -207,10 +87,10 @@ func TestRedisUnixSocket(t *testing.T) {
 // prefix, holding its JSON and expiring when the task does, an expiry
 // Update keeps; and the channel Publish uses.
 func TestRedisKeys(t *testing.T) {
-	s := startRedis(t)
+	s := testutil.StartRedis(t)
 	ctx := context.Background()
-	store := openRedis(t, s.url(), tasks.RedisOptions{})
-	raw := redis.NewClient(&redis.Options{Addr: s.addr()})
+	store := openRedis(t, s.URL(), tasks.RedisOptions{})
+	raw := redis.NewClient(&redis.Options{Addr: s.Addr})
 	defer raw.Close()
 
 	now := time.Now().UTC().Truncate(time.Millisecond)
@@ -343,7 +223,7 @@ func TestRedisWrongAddressFailsFast(t *testing.T) {
 // server is gone, not one in a URL that does not parse.
 func TestRedisPasswordNeverInErrors(t *testing.T) {
 	const right, wrong = "right-pw-0d8f1", "wrong-pw-7c2e9"
-	s := startRedis(t, "--requirepass", right)
+	s := testutil.StartRedis(t, "--requirepass", right)
 	ctx := context.Background()
 	check := func(what string, err error, secret string) {
 		t.Helper()
@@ -361,20 +241,20 @@ func TestRedisPasswordNeverInErrors(t *testing.T) {
 		t.Logf("%s: %v", what, err)
 	}
 
-	_, err := tasks.NewRedis(ctx, "redis://:"+wrong+"@"+s.addr()+"/0", tasks.RedisOptions{})
+	_, err := tasks.NewRedis(ctx, "redis://:"+wrong+"@"+s.Addr+"/0", tasks.RedisOptions{})
 	check("wrong password", err, wrong)
-	if !strings.Contains(err.Error(), s.addr()) {
-		t.Fatalf("wrong password: %v, want the error to name %s", err, s.addr())
+	if !strings.Contains(err.Error(), s.Addr) {
+		t.Fatalf("wrong password: %v, want the error to name %s", err, s.Addr)
 	}
-	_, err = tasks.NewRedis(ctx, "redis://default:"+wrong+"@"+s.addr()+"/0", tasks.RedisOptions{})
+	_, err = tasks.NewRedis(ctx, "redis://default:"+wrong+"@"+s.Addr+"/0", tasks.RedisOptions{})
 	check("wrong password with a user", err, wrong)
-	_, err = tasks.NewRedis(ctx, "redis://"+s.addr()+"/0", tasks.RedisOptions{})
+	_, err = tasks.NewRedis(ctx, "redis://"+s.Addr+"/0", tasks.RedisOptions{})
 	if err == nil || !strings.Contains(err.Error(), "NOAUTH") {
 		t.Fatalf("no password = %v, want NOAUTH", err)
 	}
 	for _, u := range []string{
-		"redis://user:" + right + "@" + s.addr() + ":notaport/0",
-		"redis://user:" + right + "@" + s.addr() + "/notadb",
+		"redis://user:" + right + "@" + s.Addr + ":notaport/0",
+		"redis://user:" + right + "@" + s.Addr + "/notadb",
 		"redis://user:" + right + "@%zz/0",
 		"unix://user:" + right + "@",
 	} {
@@ -382,7 +262,7 @@ func TestRedisPasswordNeverInErrors(t *testing.T) {
 		check("the URL "+strings.ReplaceAll(u, right, "…"), err, right)
 	}
 
-	store := openRedis(t, "redis://:"+right+"@"+s.addr()+"/0", tasks.RedisOptions{})
+	store := openRedis(t, "redis://:"+right+"@"+s.Addr+"/0", tasks.RedisOptions{})
 	now := time.Now()
 	if err := store.Create(ctx, &tasks.Task{ID: "t-pw", Status: tasks.Working, Expires: now.Add(time.Minute)}); err != nil {
 		t.Fatal(err)
@@ -390,7 +270,7 @@ func TestRedisPasswordNeverInErrors(t *testing.T) {
 	if _, err := store.Get(ctx, "t-pw"); err != nil {
 		t.Fatal(err)
 	}
-	s.kill()
+	s.Kill()
 	// Each operation gets its own time: go-redis tries each again a few
 	// times before it gives up.
 	octx := func() context.Context {
@@ -400,7 +280,7 @@ func TestRedisPasswordNeverInErrors(t *testing.T) {
 	}
 	_, err = store.Get(octx(), "t-pw")
 	check("Get from a stopped server", err, right)
-	if !strings.Contains(err.Error(), "t-pw") || !strings.Contains(err.Error(), s.addr()) {
+	if !strings.Contains(err.Error(), "t-pw") || !strings.Contains(err.Error(), s.Addr) {
 		t.Fatalf("Get from a stopped server: %v, want the task and the server named", err)
 	}
 	_, err = store.Update(octx(), "t-pw", func(*tasks.Task) error { return nil })
@@ -416,9 +296,9 @@ func TestRedisPasswordNeverInErrors(t *testing.T) {
 // subscription and starts it again: go-redis subscribes again, and what is
 // published after the restart reaches the subscriber.
 func TestRedisSubscribeSurvivesRestart(t *testing.T) {
-	s := startRedis(t)
-	a := openRedis(t, s.url(), tasks.RedisOptions{})
-	b := openRedis(t, s.url(), tasks.RedisOptions{})
+	s := testutil.StartRedis(t)
+	a := openRedis(t, s.URL(), tasks.RedisOptions{})
+	b := openRedis(t, s.URL(), tasks.RedisOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	events, err := b.Subscribe(ctx)
@@ -439,7 +319,7 @@ func TestRedisSubscribeSurvivesRestart(t *testing.T) {
 		t.Fatalf("a Publish right after Subscribe did not arrive in %v", patience)
 	}
 
-	s.restart()
+	s.Restart()
 
 	// Publishes until one arrives: the subscription comes back when
 	// go-redis notices the broken connection and reconnects.
@@ -475,8 +355,8 @@ func TestRedisSubscribeSurvivesRestart(t *testing.T) {
 // TestRedisCloseEndsSubscriptions checks that Close ends the
 // subscriptions of the store, and that Subscribe after it fails.
 func TestRedisCloseEndsSubscriptions(t *testing.T) {
-	s := startRedis(t)
-	r, err := tasks.NewRedis(context.Background(), s.url(), tasks.RedisOptions{})
+	s := testutil.StartRedis(t)
+	r, err := tasks.NewRedis(context.Background(), s.URL(), tasks.RedisOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -504,10 +384,10 @@ func TestRedisCloseEndsSubscriptions(t *testing.T) {
 // Update lose to another writer: Update gives up with an error naming the
 // task, and the other writer's changes stand.
 func TestRedisUpdateGivesUpOnEndlessContention(t *testing.T) {
-	s := startRedis(t)
+	s := testutil.StartRedis(t)
 	ctx := context.Background()
-	a := openRedis(t, s.url(), tasks.RedisOptions{})
-	b := openRedis(t, s.url(), tasks.RedisOptions{})
+	a := openRedis(t, s.URL(), tasks.RedisOptions{})
+	b := openRedis(t, s.URL(), tasks.RedisOptions{})
 	now := time.Now()
 	if err := a.Create(ctx, &tasks.Task{ID: "t-busy", Status: tasks.Working, Expires: now.Add(time.Minute)}); err != nil {
 		t.Fatal(err)
@@ -542,14 +422,14 @@ func TestRedisTLS(t *testing.T) {
 	cert, key := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
 	selfSigned(t, cert, key)
 	port := strconv.Itoa(freePort(t))
-	s := startRedis(t, "--port", "0", "--tls-port", port, "--tls-cert-file", cert, "--tls-key-file", key,
+	s := testutil.StartRedis(t, "--port", "0", "--tls-port", port, "--tls-cert-file", cert, "--tls-key-file", key,
 		"--tls-ca-cert-file", cert, "--tls-auth-clients", "no")
 	addr := net.JoinHostPort("127.0.0.1", port)
 	opts := tasks.RedisOptions{Prefix: "tls:"}
 	// The certificate is this test's own: skip_verify, which only a test
 	// may use.
 	a := openRedis(t, "rediss://"+addr+"/0?skip_verify=true", opts)
-	b := openRedis(t, "unix://"+s.sock, opts)
+	b := openRedis(t, "unix://"+s.Sock, opts)
 	ctx := context.Background()
 	if err := a.Create(ctx, &tasks.Task{ID: "t-tls", Status: tasks.Working, Expires: time.Now().Add(time.Minute)}); err != nil {
 		t.Fatal(err)
@@ -563,10 +443,10 @@ func TestRedisTLS(t *testing.T) {
 		t.Fatalf("rediss:// to an unknown certificate = %v, want a certificate error naming %s", err, addr)
 	}
 
-	plain := startRedis(t)
-	_, err = tasks.NewRedis(ctx, "rediss://"+plain.addr()+"/0", tasks.RedisOptions{ConnectTimeout: time.Second})
-	if err == nil || !strings.Contains(err.Error(), plain.addr()) {
-		t.Fatalf("rediss:// to a server without TLS = %v, want an error naming %s", err, plain.addr())
+	plain := testutil.StartRedis(t)
+	_, err = tasks.NewRedis(ctx, "rediss://"+plain.Addr+"/0", tasks.RedisOptions{ConnectTimeout: time.Second})
+	if err == nil || !strings.Contains(err.Error(), plain.Addr) {
+		t.Fatalf("rediss:// to a server without TLS = %v, want an error naming %s", err, plain.Addr)
 	}
 	t.Logf("rediss:// to a server without TLS: %v", err)
 }
@@ -607,10 +487,10 @@ func selfSigned(t *testing.T, certFile, keyFile string) {
 // it fails for a change to another task. With one connection in the pool,
 // each later Update calls its change once.
 func TestRedisUpdateLeavesNoWatch(t *testing.T) {
-	s := startRedis(t)
+	s := testutil.StartRedis(t)
 	ctx := context.Background()
-	a := openRedis(t, s.url()+"?pool_size=1", tasks.RedisOptions{})
-	b := openRedis(t, s.url(), tasks.RedisOptions{})
+	a := openRedis(t, s.URL()+"?pool_size=1", tasks.RedisOptions{})
+	b := openRedis(t, s.URL(), tasks.RedisOptions{})
 	exp := time.Now().Add(time.Minute)
 	for _, id := range []string{"t-x", "t-y"} {
 		if err := a.Create(ctx, &tasks.Task{ID: id, Status: tasks.Working, Expires: exp}); err != nil {
