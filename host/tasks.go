@@ -800,6 +800,12 @@ func (r *taskRunner) update(ctx context.Context, t *tasks.Task, responses map[st
 	if t.Status != tasks.InputRequired {
 		return newAck(), nil
 	}
+	if running := r.running(); running >= r.max {
+		// The last answer starts the next round here: refuse before
+		// recording anything, so that the client's retry can.
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+			Message: fmt.Sprintf("update task %q: this host runs %d tasks already ([server.tasks] max_running); try again later", t.ID, running)}
+	}
 	var next *taskCall
 	nt, err := r.store.Update(ctx, t.ID, func(t *tasks.Task) error {
 		next = nil
