@@ -17,6 +17,7 @@ package host
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -121,58 +122,78 @@ func (c *stdioCalls) count() int {
 
 // messageHeader returns the ID of a JSON-RPC message (an object), valid
 // only for a non-null ID, and whether it has a method (a request or
-// notification, not an answer). It reads keys in order and stops once it
-// knows both, or meets an answer's result or error after the ID: go-sdk
-// writes "jsonrpc", "id", then "result", so the result of an answer,
-// however long, is not read. A message it cannot read gives an invalid ID.
-// Keys match exactly, unlike encoding/json's struct fields (go-sdk's
-// decoder is strict too).
+// notification, not an answer). A message in go-sdk's encoding — every
+// answer the host writes, however long its result — is read only as far
+// as its ID and the key after it (goSDKHeader); any other is read as JSON,
+// keys matching exactly, unlike encoding/json's struct fields (go-sdk's
+// decoder is strict too). A message it cannot read gives an invalid ID.
 func messageHeader(msg []byte) (id jsonrpc.ID, method bool) {
-	dec := json.NewDecoder(bytes.NewReader(msg))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+	if id, method, ok := goSDKHeader(msg); ok {
+		return id, method
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(msg, &fields); err != nil {
 		return jsonrpc.ID{}, false
 	}
-	haveID := false
-	for dec.More() {
-		t, err := dec.Token()
+	_, method = fields["method"]
+	if raw, ok := fields["id"]; ok {
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return jsonrpc.ID{}, false
+		}
+		made, err := jsonrpc.MakeID(v)
 		if err != nil {
 			return jsonrpc.ID{}, false
 		}
-		switch key, _ := t.(string); key {
-		case "id":
-			var v any
-			if err := dec.Decode(&v); err != nil {
-				return jsonrpc.ID{}, false
-			}
-			if id, err = jsonrpc.MakeID(v); err != nil {
-				return jsonrpc.ID{}, false
-			}
-			haveID = true
-			if method {
-				return id, true
-			}
-		case "method":
-			method = true
-			if haveID {
-				return id, true
-			}
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return jsonrpc.ID{}, false
-			}
-		case "result", "error":
-			if haveID {
-				return id, false
-			}
-			fallthrough
-		default:
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return jsonrpc.ID{}, false
-			}
-		}
+		id = made
 	}
 	return id, method
+}
+
+// goSDKPrefix is how go-sdk's encoding of a message with an ID begins.
+var goSDKPrefix = []byte(`{"jsonrpc":"2.0","id":`)
+
+// goSDKHeader is messageHeader for a message in go-sdk's own encoding
+// (every answer the host writes, and the requests of go-sdk's clients):
+// `{"jsonrpc":"2.0","id":` then a plain string or integer ID, then
+// `"method"`, `"result"` or `"error"`. ok is false for anything else
+// (messageHeader then reads it as JSON): the fast path costs no
+// allocation beyond the ID's.
+func goSDKHeader(msg []byte) (id jsonrpc.ID, method, ok bool) {
+	rest, found := bytes.CutPrefix(msg, goSDKPrefix)
+	if !found || len(rest) == 0 {
+		return jsonrpc.ID{}, false, false
+	}
+	var v any
+	if rest[0] == '"' {
+		end := bytes.IndexByte(rest[1:], '"')
+		if end < 0 || bytes.IndexByte(rest[1:end+1], '\\') >= 0 {
+			return jsonrpc.ID{}, false, false
+		}
+		v, rest = string(rest[1:end+1]), rest[end+2:]
+	} else {
+		end := bytes.IndexByte(rest, ',')
+		if end < 0 {
+			return jsonrpc.ID{}, false, false
+		}
+		n, err := strconv.ParseInt(string(rest[:end]), 10, 64)
+		if err != nil {
+			return jsonrpc.ID{}, false, false
+		}
+		v, rest = float64(n), rest[end:]
+	}
+	switch {
+	case bytes.HasPrefix(rest, []byte(`,"method":`)):
+		method = true
+	case bytes.HasPrefix(rest, []byte(`,"result":`)), bytes.HasPrefix(rest, []byte(`,"error":`)):
+	default:
+		return jsonrpc.ID{}, false, false
+	}
+	id, err := jsonrpc.MakeID(v)
+	if err != nil {
+		return jsonrpc.ID{}, false, false
+	}
+	return id, method, true
 }
 
 // shuttingDownAnswer is the error answer, with the call's ID, to a call

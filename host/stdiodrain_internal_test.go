@@ -1,6 +1,8 @@
 package host
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -34,6 +36,12 @@ func TestMessageHeader(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}`, jsonrpc.ID{}, false},
 		{`[1,2]`, jsonrpc.ID{}, false},
 		{`{"jsonrpc":"2.0","id":`, jsonrpc.ID{}, false},
+		// go-sdk's encoding (the fast path), and near misses read as JSON.
+		{`{"jsonrpc":"2.0","id":"a\"b","method":"x"}`, mustID(t, `a"b`), true},
+		{`{"jsonrpc":"2.0","id":-7,"error":{"code":1,"message":"x"}}`, num(-7), false},
+		{`{"jsonrpc":"2.0","id":1.5e0,"result":{}}`, num(1), false},
+		{`{"jsonrpc":"2.0","id":2,"params":{},"method":"x"}`, num(2), true},
+		{`{"jsonrpc":"2.0","id":"s","result":{}}`, mustID(t, "s"), false},
 	} {
 		id, method := messageHeader([]byte(tc.msg))
 		if id != tc.id || method != tc.method {
@@ -82,5 +90,32 @@ func TestStdioCallsDrain(t *testing.T) {
 	}
 	if got := string(shuttingDownAnswer(mustID(t, "x"))); got != `{"jsonrpc":"2.0","id":"x","error":{"code":-32004,"message":"`+shuttingDownMessage+`"}}` {
 		t.Errorf("refusal = %s", got)
+	}
+}
+
+// BenchmarkStdioCallsTracking is what following a call costs over stdio:
+// its request read (incoming) and its answer written (written), for an
+// answer of a small text and one of 1 MiB (whose result is not read), and
+// a request in go-sdk's key order or in the TypeScript SDK's (method and
+// params first: read as JSON).
+func BenchmarkStdioCallsTracking(b *testing.B) {
+	requests := map[string][]byte{
+		"go-sdk":     []byte(`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}`),
+		"typescript": []byte(`{"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}},"jsonrpc":"2.0","id":12}`),
+	}
+	for _, tc := range []struct {
+		client string
+		size   int
+	}{{"go-sdk", 16}, {"go-sdk", 1 << 20}, {"typescript", 16}} {
+		request := requests[tc.client]
+		answer := []byte(`{"jsonrpc":"2.0","id":12,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", tc.size) + `"}]}}` + "\n")
+		b.Run(fmt.Sprintf("request=%s/answer=%dB", tc.client, len(answer)), func(b *testing.B) {
+			c := newStdioCalls()
+			b.ReportAllocs()
+			for b.Loop() {
+				c.incoming(request)
+				c.written(answer)
+			}
+		})
 	}
 }
