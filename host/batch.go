@@ -176,20 +176,23 @@ func (l *sessionLimits) release(s mcp.Session) {
 // end the whole session on a batch from a later one.
 //
 // It splits the stream into messages as go-sdk does (JSON values, each
-// followed by a newline), with the same per-message limit.
+// followed by a newline), with the same per-message limit. It tells calls
+// of every call it passes on, and answers a call itself while calls is
+// draining (stdiodrain.go).
 type stdioBatches struct {
 	dec     *json.Decoder
 	limit   *frameLimit
 	out     io.Writer // shared with go-sdk's writes, whole messages at a time
+	calls   *stdioCalls
 	logger  hclog.Logger
 	session atomic.Pointer[mcp.ServerSession] // nil until connected
 	pending []byte                            // the rest of the message being passed on
 	err     error                             // once set, returned by every Read
 }
 
-func newStdioBatches(in io.Reader, out io.Writer, logger hclog.Logger) *stdioBatches {
+func newStdioBatches(in io.Reader, out io.Writer, calls *stdioCalls, logger hclog.Logger) *stdioBatches {
 	limit := &frameLimit{r: in, max: mcp.DefaultMaxLineLength}
-	return &stdioBatches{dec: json.NewDecoder(limit), limit: limit, out: out, logger: logger}
+	return &stdioBatches{dec: json.NewDecoder(limit), limit: limit, out: out, calls: calls, logger: logger}
 }
 
 // Read implements io.Reader for go-sdk's transport.
@@ -222,6 +225,9 @@ func (f *stdioBatches) next() ([]byte, error) {
 		return nil, errors.New("read a message from the client: invalid trailing data after it")
 	}
 	if !isBatch(raw) {
+		if refuse, id := f.calls.incoming(raw); refuse {
+			return nil, f.refuseWhileDraining(shuttingDownAnswer(id))
+		}
 		return append(raw, '\n'), nil
 	}
 	refusal := sessionBatchRefusal(f.session.Load())
@@ -229,13 +235,53 @@ func (f *stdioBatches) next() ([]byte, error) {
 		refusal = inspectBatch(raw)
 	}
 	if refusal == "" {
-		return append(raw, '\n'), nil
+		return f.passBatch(raw)
 	}
 	f.logger.Warn("JSON-RPC batch refused", "transport", "stdio", "bytes", len(raw), "reason", refusal)
 	if _, err := f.out.Write(append(rpcErrorBody(jsonrpc.CodeInvalidRequest, refusal), '\n')); err != nil {
 		return nil, fmt.Errorf("answer a refused batch: %w", err)
 	}
 	return nil, nil
+}
+
+// passBatch returns a batch inspectBatch let through, told to calls
+// message by message: while draining, its calls are answered here (one
+// batch of answers) and the rest passes on.
+func (f *stdioBatches) passBatch(raw json.RawMessage) ([]byte, error) {
+	var msgs []json.RawMessage
+	if err := json.Unmarshal(raw, &msgs); err != nil {
+		return nil, fmt.Errorf("read a batch from the client: %w", err)
+	}
+	var kept, refused []json.RawMessage
+	for _, m := range msgs {
+		if refuse, id := f.calls.incoming(m); refuse {
+			refused = append(refused, shuttingDownAnswer(id))
+		} else {
+			kept = append(kept, m)
+		}
+	}
+	if len(refused) == 0 {
+		return append(raw, '\n'), nil
+	}
+	answers, _ := json.Marshal(refused)
+	if err := f.refuseWhileDraining(answers); err != nil {
+		return nil, err
+	}
+	if len(kept) == 0 {
+		return nil, nil
+	}
+	rest, _ := json.Marshal(kept)
+	return append(rest, '\n'), nil
+}
+
+// refuseWhileDraining writes the answer to calls refused because the host
+// is shutting down.
+func (f *stdioBatches) refuseWhileDraining(answer []byte) error {
+	f.logger.Debug("request refused: shutting down", "transport", "stdio")
+	if _, err := f.out.Write(append(answer, '\n')); err != nil {
+		return fmt.Errorf("answer a request refused while shutting down: %w", err)
+	}
+	return nil
 }
 
 // frameLimit bounds what the decoder may read for one message.
@@ -258,14 +304,18 @@ func (l *frameLimit) Read(p []byte) (int, error) {
 
 func (l *frameLimit) reset() { l.n = 0 }
 
-// syncWriter serializes writes from go-sdk and from stdioBatches.
+// syncWriter serializes writes from go-sdk and from stdioBatches, and
+// tells calls of each message written (an answer ends its call).
 type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu    sync.Mutex
+	w     io.Writer
+	calls *stdioCalls
 }
 
 func (w *syncWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.w.Write(p)
+	n, err := w.w.Write(p)
+	w.mu.Unlock()
+	w.calls.written(p)
+	return n, err
 }

@@ -230,7 +230,7 @@ func TestStdioBatchesFollowTheSessionRevision(t *testing.T) {
 			clientIn, serverOut := io.Pipe()
 			serverIn, clientOut := io.Pipe()
 			served := make(chan error, 1)
-			go func() { served <- h.ServeStdio(context.Background(), serverIn, serverOut) }()
+			go func() { served <- h.ServeStdio(context.Background(), serverIn, serverOut, 0) }()
 			t.Cleanup(func() {
 				clientOut.Close()
 				if err := <-served; err != nil {
@@ -395,7 +395,7 @@ func FuzzStdioBatches(f *testing.F) {
 		out := &syncBuffer{}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := h.ServeStdio(ctx, strings.NewReader(input), out); ctx.Err() != nil {
+		if err := h.ServeStdio(ctx, strings.NewReader(input), out, 0); ctx.Err() != nil {
 			t.Fatalf("ServeStdio still running 10 s after its input ended (%v); input %q", err, line)
 		}
 		for l := range strings.Lines(out.String()) {

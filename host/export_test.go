@@ -11,3 +11,7 @@ func (h *Host) StateUsage() (scopes int, bytes int64) { return h.state.Usage() }
 // SweepState drops the state of sessions that ended now, as the
 // background loop does every stateSweepInterval.
 func (h *Host) SweepState() { h.state.Sweep() }
+
+// MaxInputRounds is how many times one request of a client before
+// 2026-07-28 may call its plugin (maxInputRounds).
+const MaxInputRounds = maxInputRounds

@@ -31,8 +31,9 @@ func (h *Host) withRequest(ctx context.Context, session *mcp.ServerSession, prog
 	return hostfn.WithRequest(ctx, r)
 }
 
-// callTool serves tools/call for every tool.
-func (h *Host) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+// callToolRound serves one round of a tools/call for every tool: one call
+// of its plugin (callTool asks the rounds of a client before 2026-07-28).
+func (h *Host) callToolRound(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	t, err := h.route(ctx, "tools/call", req)
 	if err != nil {
 		return nil, err
@@ -127,8 +128,9 @@ func missingCapabilitiesError(what string, missing []string) error {
 	}
 }
 
-// readResource serves resources/read for every resource and template.
-func (h *Host) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+// readResourceRound serves one round of a resources/read for every
+// resource and template: one call of its plugin (see readResource).
+func (h *Host) readResourceRound(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	t, err := h.route(ctx, "resources/read", req)
 	if err != nil {
 		return nil, err
@@ -160,8 +162,9 @@ func (h *Host) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (
 	return res, err
 }
 
-// getPrompt serves prompts/get for every prompt.
-func (h *Host) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+// getPromptRound serves one round of a prompts/get for every prompt: one
+// call of its plugin (see getPrompt).
+func (h *Host) getPromptRound(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 	t, err := h.route(ctx, "prompts/get", req)
 	if err != nil {
 		return nil, err

@@ -683,29 +683,55 @@ func (h *Host) Plugins() []PluginInfo {
 }
 
 // ServeStdio serves one MCP session over newline-delimited JSON on in and
-// out until the client closes in or ctx is done; then the requests still in
-// flight are cancelled (a plugin call ends at once, and so does a wait for
-// the client's answer) and it returns. A JSON-RPC batch the
-// session may not send is answered with an error and dropped (see
-// stdioBatches).
-func (h *Host) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	w := &syncWriter{w: out}
-	filter := newStdioBatches(in, w, h.logger)
+// out until the client closes in or ctx is done. When ctx is done, the
+// session takes no new call (each is answered with codeShuttingDown),
+// while the calls in flight run on for up to grace: they still get their
+// answers, and the client's answers to what they ask it (sampling,
+// elicitation, roots) and its cancellations still arrive (stdiodrain.go).
+// Once every call has its answer, or grace is over, what still runs is
+// cancelled (a plugin call ends at once, and so does a wait for the
+// client's answer) and the session closes. A JSON-RPC batch the session
+// may not send is answered with an error and dropped (see stdioBatches).
+func (h *Host) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, grace time.Duration) error {
+	calls := newStdioCalls()
+	w := &syncWriter{w: out, calls: calls}
+	filter := newStdioBatches(in, w, calls, h.logger)
 	t := &mcp.IOTransport{Reader: io.NopCloser(filter), Writer: nopWriteCloser{w}}
 	ss, err := h.server.Connect(ctx, t, nil)
 	if err != nil {
 		return fmt.Errorf("serve stdio: %w", err)
 	}
 	filter.session.Store(ss)
+	ended := make(chan struct{}) // the session ended on its own
 	closed := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		defer close(closed)
-		// Close waits for the requests in flight; one waiting on the
-		// client's answer would wait forever.
-		h.requests.endSessionOf(ss)
+		idle := calls.drain()
+		h.logger.Info("shutting down: no new requests; waiting for requests in flight", "grace", grace, "in_flight", calls.count())
+		timer := time.NewTimer(grace)
+		defer timer.Stop()
+		select {
+		case <-idle:
+		case <-ended:
+		case <-timer.C:
+			h.logger.Warn("requests still running after the grace period; cancelling them", "in_flight", calls.count())
+			// go-sdk's Close waits for the requests in flight; one waiting
+			// on the client's answer would wait forever.
+			h.requests.endSessionOf(ss)
+			// Let the cancelled calls write their answers (go-sdk's Close
+			// refuses writes), for a moment at most.
+			answered := time.NewTimer(cancelledAnswersWait)
+			defer answered.Stop()
+			select {
+			case <-idle:
+			case <-ended:
+			case <-answered.C:
+			}
+		}
 		ss.Close()
 	})
 	err = ss.Wait()
+	close(ended)
 	if !stop() {
 		<-closed // ctx ended the session: let the Close finish
 	}
@@ -716,6 +742,11 @@ func (h *Host) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 	}
 	return err
 }
+
+// cancelledAnswersWait bounds how long ServeStdio, once the grace is over
+// and the calls still running are cancelled, waits for their (error)
+// answers before it closes the session.
+const cancelledAnswersWait = time.Second
 
 // Close stops watching for changes, waits (bounded by ctx) for calls in
 // flight, and frees every plugin. When ctx ends first, the requests still

@@ -20,23 +20,25 @@ package host
 // Then, for every MCP request whatever the transport (mcpMiddleware, in
 // the order go-sdk's AddReceivingMiddleware runs them):
 //
-//	M1 revisionFields               drops ttlMs/cacheScope from results for sessions before 2026-07-28
-//	M2 toolErrorsFromInputRequests  go-sdk's failure to get a client's input becomes an isError tool result
-//	M3 resolve                      looks the target up once: catalog snapshot + plugin generation, into ctx
-//	M4 observe                      metrics and the audit log of calls that reach a plugin
-//	M5 limitInFlight                at most maxInFlightPerSession requests per session
-//	M6 enforceScopes                [server.auth]: lists filtered and items refused by the token's scopes
-//	M7 countInFlight                counts the request and ties it to its session's and the host's life
-//	M8 taskMethods                  serves tasks/get, tasks/update, tasks/cancel; a tools/call the plugin runs as a task gets the task (tasks.go)
-//	   go-sdk's multi-round-trip middleware, then its dispatch (tool input checked against the schema)
+//	M1 revisionFields  drops ttlMs/cacheScope from results for sessions before 2026-07-28
+//	M2 resolve         looks the target up once: catalog snapshot + plugin generation, into ctx
+//	M3 observe         metrics and the audit log of calls that reach a plugin
+//	M4 limitInFlight   at most maxInFlightPerSession requests per session
+//	M5 enforceScopes   [server.auth]: lists filtered and items refused by the token's scopes
+//	M6 countInFlight   counts the request and ties it to its session's and the host's life
+//	M7 taskMethods     serves tasks/get, tasks/update, tasks/cancel; a tools/call the plugin runs as a task gets the task (tasks.go)
+//	   go-sdk's multi-round-trip middleware (idle: see below), then its dispatch (tool input checked against the schema)
 //	   the handler (handlers.go): callTool, readResource, getPrompt, complete, subscribe;
-//	   route (catalog.go) takes a reference on the target's generation
+//	   for a session before 2026-07-28, callTool, readResource and getPrompt ask the
+//	   client every round of a plugin's inputRequests themselves (rounds.go), so
+//	   go-sdk's middleware, which asks one round only, never sees them;
+//	   route (catalog.go) takes a reference on the target's generation, for one round
 //	   -> bridge (MCP <-> plugin ABI) -> the plugin generation's instance pool -> a Wasm instance
 //
-// The catalog is loaded once per MCP request (M3), and once more per HTTP
+// The catalog is loaded once per MCP request (M2), and once more per HTTP
 // POST when H4 checks tool scopes: H4 runs before go-sdk has decoded the
 // request, so it cannot hand its lookup on. route looks again only when
-// the generation M3 found was retired meanwhile (a reload).
+// the generation M2 found was retired meanwhile (a reload).
 //
 // docs/architecture.md draws the whole path of a tools/call.
 
@@ -81,10 +83,10 @@ func (h *Host) httpChain(mcpHandler http.Handler, listenAddr string, stateless b
 	return newOriginGuard(listenAddr, h.settings.AllowedOrigins).wrap(handler) // H1
 }
 
-// mcpMiddleware is the host's receiving middleware, M1 to M8 above, in the
+// mcpMiddleware is the host's receiving middleware, M1 to M7 above, in the
 // order go-sdk's AddReceivingMiddleware takes it (the first runs first).
 func (h *Host) mcpMiddleware() []mcp.Middleware {
-	return []mcp.Middleware{revisionFields, toolErrorsFromInputRequests, h.resolve, h.observe, h.limitInFlight, h.enforceScopes, h.countInFlight, h.taskMethods}
+	return []mcp.Middleware{revisionFields, h.resolve, h.observe, h.limitInFlight, h.enforceScopes, h.countInFlight, h.taskMethods}
 }
 
 // originGuard refuses requests addressed to another host or sent by a page
@@ -403,28 +405,6 @@ func revisionFields(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, nil
 		}
 		return withoutCacheFields{res}, nil
-	}
-}
-
-// toolErrorsFromInputRequests wraps go-sdk's multi-round-trip middleware.
-// When go-sdk fails to get a plugin's inputRequests answered by an older
-// client (it refused, or the request was invalid), it returns a wrapped
-// error, which reaches the client as a JSON-RPC error — with code 0, or
-// the code of the client's own error answer (say -32603 when its user
-// declined), as if the host had failed. For tools/call that is a tool
-// failure the model should see: make it an isError result, as a blocking
-// go-sdk tool would. The host's own handlers (and go-sdk's checks) return
-// a bare *jsonrpc.Error, so any other error here is go-sdk's.
-func toolErrorsFromInputRequests(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := next(ctx, method, req)
-		_, bare := err.(*jsonrpc.Error)
-		if err == nil || method != "tools/call" || bare || ctx.Err() != nil {
-			return res, err
-		}
-		failed := &mcp.CallToolResult{}
-		failed.SetError(fmt.Errorf("could not get the client's input: %w", err))
-		return failed, nil
 	}
 }
 

@@ -23,8 +23,8 @@ import (
 const hangGuard = 20 * time.Second
 
 // askingTools are the two ways a plugin waits on the client's sampling: a
-// plugin of mcphost's ABI returns inputRequests, which go-sdk's
-// multi-round-trip middleware sends to an older client itself
+// plugin of mcphost's ABI returns inputRequests, which the host sends to
+// an older client itself (rounds.go)
 // (everything's test_sampling); a hyper-mcp plugin blocks in its
 // create_message host function (hypermcp-v2's ask_llm).
 var askingTools = []struct{ name, plugin, tool string }{
@@ -93,15 +93,16 @@ func pendingCallEnds(t *testing.T, result <-chan error) {
 	}
 }
 
-// serveStdioPipes serves h over in-process pipes until ctx ends or the
-// client's end of stdin closes; served gets what ServeStdio returned. It
+// serveStdioPipes serves h over in-process pipes until ctx ends (then for
+// at most grace) or the client's end of stdin closes; served gets what
+// ServeStdio returned. It
 // returns the client's transport and the server's and client's writers,
 // which the test closes.
-func serveStdioPipes(ctx context.Context, h *host.Host) (transport mcp.Transport, serverW, clientW *io.PipeWriter, served <-chan error) {
+func serveStdioPipes(ctx context.Context, h *host.Host, grace time.Duration) (transport mcp.Transport, serverW, clientW *io.PipeWriter, served <-chan error) {
 	clientR, serverW := io.Pipe()
 	serverR, clientW := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- h.ServeStdio(ctx, serverR, serverW) }()
+	go func() { done <- h.ServeStdio(ctx, serverR, serverW, grace) }()
 	return &mcp.IOTransport{Reader: clientR, Writer: clientW}, serverW, clientW, done
 }
 
@@ -260,15 +261,16 @@ func TestDeleteOfAnotherSessionLeavesWaitsAlone(t *testing.T) {
 }
 
 // TestStdioAndHostCloseEndWaitsOnAClientThatNeverAnswers: over stdio, the
-// end of ServeStdio's context ends the session even while a call waits on
-// the client; over any transport, Host.Close returns once its context ends.
+// end of ServeStdio's context ends the session once its grace is over even
+// while a call waits on the client; over any transport, Host.Close returns
+// once its context ends.
 func TestStdioAndHostCloseEndWaitsOnAClientThatNeverAnswers(t *testing.T) {
 	for _, tc := range askingTools {
 		t.Run("stdio/"+tc.name, func(t *testing.T) {
 			h, _ := newHost(t, askingConfig(t))
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			transport, serverW, clientW, served := serveStdioPipes(ctx, h)
+			transport, serverW, clientW, served := serveStdioPipes(ctx, h, 500*time.Millisecond)
 			cs, asked, release := connectDeaf(t, transport)
 			t.Cleanup(func() { release(); clientW.Close(); serverW.Close(); cs.Close() })
 			callPending(t, cs, tc.tool, asked)
@@ -316,7 +318,7 @@ func TestStdioAndHostCloseEndWaitsOnAClientThatNeverAnswers(t *testing.T) {
 // stdin closes) while a call waits on its answer: the session ends.
 func TestStdioClientLeavingEndsItsWaits(t *testing.T) {
 	h, _ := newHost(t, askingConfig(t))
-	transport, serverW, clientW, served := serveStdioPipes(context.Background(), h)
+	transport, serverW, clientW, served := serveStdioPipes(context.Background(), h, 0)
 	cs, asked, release := connectDeaf(t, transport)
 	t.Cleanup(func() { release(); serverW.Close(); cs.Close() })
 	callPending(t, cs, "test_sampling", asked)
@@ -405,5 +407,72 @@ timeout = "10m"
 	}
 	if !strings.Contains(logs.String(), "session idle past session_timeout") {
 		t.Error("the log does not say the idle session's requests were cancelled")
+	}
+}
+
+// TestStdioShutdownLetsACallWaitingOnTheClientFinish: ServeStdio's context
+// ends while a call waits for the client's sampling answer; the answer
+// still reaches the call (the client's answers pass while draining), the
+// call gets its result, and ServeStdio returns as soon as it has, long
+// before its grace (10 minutes) is over.
+func TestStdioShutdownLetsACallWaitingOnTheClientFinish(t *testing.T) {
+	h, logs := newHost(t, askingConfig(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	transport, serverW, clientW, served := serveStdioPipes(ctx, h, 10*time.Minute)
+	asked := make(chan struct{}, 1)
+	answer := make(chan struct{})
+	var once sync.Once
+	let := func() { once.Do(func() { close(answer) }) }
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "patient", Version: "1"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			asked <- struct{}{}
+			<-answer
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "Paris"}}, nil
+		},
+	}).Connect(t.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { let(); clientW.Close(); serverW.Close(); cs.Close() })
+	result := make(chan string, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "test_sampling", Arguments: map[string]any{"prompt": "capital?"}})
+		switch {
+		case err != nil:
+			result <- err.Error()
+		case len(res.Content) == 0:
+			result <- "no content"
+		default:
+			result <- res.Content[0].(*mcp.TextContent).Text
+		}
+	}()
+	select {
+	case <-asked:
+	case <-time.After(hangGuard):
+		t.Fatal("the client was never asked")
+	}
+	cancel()
+	for deadline := time.Now().Add(hangGuard); !strings.Contains(logs.String(), "shutting down: no new requests"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("ServeStdio did not start shutting down")
+		}
+	}
+	let()
+	select {
+	case got := <-result:
+		if got != "LLM response: Paris" {
+			t.Errorf("the call waiting at the shutdown got %q, want its result", got)
+		}
+	case <-time.After(hangGuard):
+		t.Fatal("the call waiting at the shutdown got no answer")
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("ServeStdio = %v", err)
+		}
+	case <-time.After(hangGuard):
+		t.Fatal("ServeStdio still running after its last call was answered")
 	}
 }

@@ -271,7 +271,7 @@ func TestStateOfEndedSessionsIsDropped(t *testing.T) {
 	clientIn, serverOut := io.Pipe()
 	serverIn, clientOut := io.Pipe()
 	served := make(chan error, 1)
-	go func() { served <- h.ServeStdio(context.Background(), serverIn, serverOut) }()
+	go func() { served <- h.ServeStdio(context.Background(), serverIn, serverOut, 0) }()
 	client := mcp.NewClient(&mcp.Implementation{Name: "stdio", Version: "1"}, nil)
 	cs, err := client.Connect(t.Context(), &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
 	if err != nil {

@@ -311,7 +311,7 @@ type taskSlotKey struct{}
 // returns instead of the tool result.
 type taskSlot struct{ created *taskResult }
 
-// taskMethods is the last of the host's middleware (M8): it serves the
+// taskMethods is the last of the host's middleware (M7): it serves the
 // extension's methods, and returns a tools/call's task instead of its
 // result when the plugin asked to run it as one.
 func (h *Host) taskMethods(next mcp.MethodHandler) mcp.MethodHandler {

@@ -6,7 +6,8 @@
 #   extensions (stateless):             each of $extension_scenarios alone,
 #                                       --scenario NAME --spec-version 2026-07-28 --force
 # Before them, the TypeScript SDK's stdio client (a new user's client)
-# lists and calls the default config's tools. Needs bin/mcphost and the
+# lists and calls the default config's tools, then calls a multi-round tool
+# of plugins/everything as a 2025-11-25 client (scripts/ts-stdio-mrtr.mjs). Needs bin/mcphost and the
 # plugins (the Makefile builds them). Exits non-zero if anything failed.
 #
 # Environment: MCPHOST_CONFORMANCE_PORT (first of three ports, default 18808),
@@ -195,6 +196,10 @@ install_dir=$(scripts/conformance.sh --install | sed -n 's/^cache: *//p')
 node_bin=$(scripts/conformance.sh --install | sed -n 's/^node: *//p')
 echo "== TypeScript SDK stdio client against mcphost serve (mcphost.toml)"
 "$node_bin" scripts/ts-stdio-client.mjs "$install_dir/suite" "$bin" mcphost.toml
+# A 2025-11-25 client and a plugin asking for input in two rounds: the
+# host must ask the client both, and answer it in its own revision.
+echo "== TypeScript SDK stdio client, multi-round tool (testdata/conformance.toml)"
+"$node_bin" scripts/ts-stdio-mrtr.mjs "$install_dir/suite" "$bin" "$config"
 
 status=0 failed=()
 run_leg stateful "$port_base" 2025-11-25 || failed+=(stateful)

@@ -234,7 +234,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			logger.Warn("[server.auth] applies to the HTTP transport only; over stdio the caller is the local user who started mcphost")
 		}
 		logger.Info("serving MCP over stdio", "config", cfg.Path, "plugins", len(h.Plugins()))
-		serveErr = h.ServeStdio(ctx, stdin, stdout)
+		serveErr = h.ServeStdio(ctx, stdin, stdout, shutdownTimeout)
 	}
 
 	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
