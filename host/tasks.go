@@ -91,8 +91,9 @@ type taskRunner struct {
 	stop context.CancelFunc
 	wg   sync.WaitGroup // the runs and the loops
 
-	mu   sync.Mutex
-	runs map[string]*taskRun // the tasks this replica runs now
+	mu     sync.Mutex
+	runs   map[string]*taskRun // the tasks this replica runs now
+	closed bool                // close began: no run starts any more
 }
 
 // taskRun is a task's round running here.
@@ -127,7 +128,11 @@ func newTaskRunner(ctx context.Context, h *Host, settings config.Tasks, logger h
 	var store tasks.Store
 	switch settings.Store {
 	case "", "memory":
-		store = tasks.NewMemory()
+		kept := settings.MaxKept
+		if kept <= 0 {
+			kept = config.DefaultMaxKeptTasks
+		}
+		store = tasks.NewMemory(kept)
 	default:
 		s, err := tasks.NewRedis(ctx, settings.Store, tasks.RedisOptions{})
 		if err != nil {
@@ -203,6 +208,7 @@ func (r *taskRunner) close(ctx context.Context) error {
 	}()
 	<-done
 	r.mu.Lock()
+	r.closed = true
 	for _, run := range r.runs {
 		run.cancel(errTaskShutdown)
 	}
@@ -431,7 +437,11 @@ func (r *taskRunner) create(ctx context.Context, req *mcp.CallToolRequest) (*tas
 	t := &tasks.Task{ID: newTaskID(), Status: tasks.Working, CreatedAt: now, UpdatedAt: now, Expires: now.Add(r.ttl),
 		PollInterval: r.poll, Principal: principalOf(req), Owner: r.replica, Lease: now.Add(taskLease), Call: encoded}
 	if err := r.store.Create(ctx, t); err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("tool %q: create the task: %v", req.Params.Name, err)}
+		msg := fmt.Sprintf("tool %q: create the task: %v", req.Params.Name, err)
+		if errors.Is(err, tasks.ErrFull) {
+			msg += " ([server.tasks] max_kept; tasks are kept until their ttl); try again later"
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
 	}
 	r.start(t.ID, t.Principal, call, t.Expires)
 	r.count("created")
@@ -470,6 +480,12 @@ func (r *taskRunner) start(id, principal string, call *taskCall, expires time.Ti
 	ctx, cancel := context.WithCancelCause(r.ctx)
 	run := &taskRun{cancel: cancel}
 	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		cancel(errTaskShutdown)
+		r.settle(ctx, id, nil, rpcErrorJSON(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: errTaskShutdown.Error()}), call)
+		return
+	}
 	r.runs[id] = run
 	r.mu.Unlock()
 	r.wg.Go(func() {

@@ -346,6 +346,7 @@ type fileConfig struct {
 			Store        string `toml:"store"`
 			TTL          string `toml:"ttl"`
 			MaxRunning   *int   `toml:"max_running"`
+			MaxKept      *int   `toml:"max_kept"`
 			PollInterval string `toml:"poll_interval"`
 		} `toml:"tasks"`
 		Metrics struct {
@@ -406,7 +407,7 @@ var knownKeys = map[string][]string{
 	"server": {"name", "log_level", "cache_dir", "transport", "listen", "stateless", "page_size", "max_memory_mb", "max_state_mb", "list_ttl",
 		"allowed_origins", "session_timeout", "start_wait", "background_compile", "max_sessions", "max_sessions_per_user", "watch", "lock_file", "drain_delay", "tasks", "metrics", "audit", "auth", "plugin_store", "trusted_keys",
 		"trusted_root", "signer_subject", "signer_issuer"},
-	"server.tasks":   {"store", "ttl", "max_running", "poll_interval"},
+	"server.tasks":   {"store", "ttl", "max_running", "max_kept", "poll_interval"},
 	"server.metrics": {"enabled", "listen"},
 	"server.audit":   {"file", "arguments"},
 	"server.auth":    auth.TOMLKeys(),
@@ -679,6 +680,14 @@ func convertServer(path string, idx lineIndex, fc fileConfig, s *Server) []error
 		TTL:          parseDuration("tasks.ttl", fs.Tasks.TTL, DefaultTaskTTL, false),
 		PollInterval: parseDuration("tasks.poll_interval", fs.Tasks.PollInterval, DefaultTaskPollInterval, false),
 		MaxRunning:   DefaultMaxRunningTasks,
+		MaxKept:      DefaultMaxKeptTasks,
+	}
+	if fs.Tasks.MaxKept != nil {
+		if *fs.Tasks.MaxKept < 1 || *fs.Tasks.MaxKept > MaxMaxKeptTasks {
+			bad("tasks.max_kept", "%d is out of range (expected 1 to %d)", *fs.Tasks.MaxKept, MaxMaxKeptTasks)
+		} else {
+			s.Tasks.MaxKept = *fs.Tasks.MaxKept
+		}
 	}
 	if err := CheckTaskStore(s.Tasks.Store); err != nil {
 		bad("tasks.store", "%v", err)

@@ -23,6 +23,11 @@ type Tasks struct {
 	// PollInterval is the polling interval suggested to clients
 	// (pollIntervalMs). 0 is DefaultTaskPollInterval.
 	PollInterval time.Duration
+	// MaxKept bounds the tasks the memory store keeps, ended ones
+	// included until their TTL; a call that would create another is
+	// refused. 0 is DefaultMaxKeptTasks. A shared store is bounded by its
+	// server's own memory settings.
+	MaxKept int
 }
 
 // Defaults and bounds of [server.tasks] and of a plugin's task_timeout.
@@ -31,6 +36,8 @@ const (
 	DefaultTaskPollInterval = time.Second
 	DefaultMaxRunningTasks  = 64
 	MaxMaxRunningTasks      = 100000
+	DefaultMaxKeptTasks     = 10000
+	MaxMaxKeptTasks         = 10000000
 	DefaultTaskTimeout      = 10 * time.Minute
 )
 

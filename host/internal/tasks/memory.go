@@ -12,6 +12,7 @@ import (
 // alone. Tasks are kept encoded, as a shared store keeps them, so that what
 // a caller holds is never the store's own copy.
 type Memory struct {
+	max       int // most tasks held, expired ones swept first; 0: no limit
 	mu        sync.Mutex
 	tasks     map[string][]byte
 	expires   map[string]time.Time
@@ -20,9 +21,11 @@ type Memory struct {
 	now       func() time.Time
 }
 
-// NewMemory returns an empty Memory store.
-func NewMemory() *Memory {
-	return &Memory{tasks: map[string][]byte{}, expires: map[string]time.Time{}, subs: map[chan string]struct{}{}, now: time.Now}
+// NewMemory returns an empty Memory store holding at most max tasks (0:
+// no limit): a task ends when its TTL does, so without a limit a client
+// that starts tasks faster than they expire would grow it without end.
+func NewMemory(max int) *Memory {
+	return &Memory{max: max, tasks: map[string][]byte{}, expires: map[string]time.Time{}, subs: map[chan string]struct{}{}, now: time.Now}
 }
 
 // sweepEvery bounds how often Create looks for expired tasks to drop.
@@ -37,21 +40,30 @@ func (m *Memory) Create(_ context.Context, t *Task) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.now()
-	if now.Sub(m.lastSweep) >= sweepEvery {
+	full := m.max > 0 && len(m.tasks) >= m.max
+	if now.Sub(m.lastSweep) >= sweepEvery || full {
 		m.lastSweep = now
-		for id, exp := range m.expires {
-			if !now.Before(exp) {
-				delete(m.tasks, id)
-				delete(m.expires, id)
-			}
-		}
+		m.sweep(now)
 	}
 	if _, ok := m.live(t.ID, now); ok {
 		return ErrExists
 	}
+	if m.max > 0 && len(m.tasks) >= m.max {
+		return fmt.Errorf("%w: it holds %d tasks, its limit", ErrFull, m.max)
+	}
 	m.tasks[t.ID] = b
 	m.expires[t.ID] = t.Expires
 	return nil
+}
+
+// sweep drops the expired tasks; m.mu is held.
+func (m *Memory) sweep(now time.Time) {
+	for id, exp := range m.expires {
+		if !now.Before(exp) {
+			delete(m.tasks, id)
+			delete(m.expires, id)
+		}
+	}
 }
 
 // live returns the encoded task id if it has not expired (dropping it if

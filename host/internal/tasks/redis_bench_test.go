@@ -27,7 +27,7 @@ var benchRuns atomic.Int64
 // other's subscription, one at a time, reported as p50 and p99.
 func BenchmarkStore(b *testing.B) {
 	b.Run("memory", func(b *testing.B) {
-		m := tasks.NewMemory()
+		m := tasks.NewMemory(0)
 		benchStore(b, m, m)
 	})
 	b.Run("redis", func(b *testing.B) {

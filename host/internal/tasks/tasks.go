@@ -41,6 +41,10 @@ var ErrNotFound = errors.New("no such task")
 // ErrExists is returned by Create for an ID the store already holds.
 var ErrExists = errors.New("a task with this id already exists")
 
+// ErrFull is returned by Create when the store holds as many tasks as it
+// may (Memory's limit).
+var ErrFull = errors.New("the task store is full")
+
 // Task is one task as the store keeps it.
 type Task struct {
 	ID            string    `json:"id"`
