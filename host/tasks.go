@@ -415,6 +415,11 @@ func (r *taskRunner) show(t *tasks.Task, create bool) *taskResult {
 // one, starts its run, and returns it as CreateTaskResult: once it
 // returns, tasks/get finds the task from every replica.
 func (r *taskRunner) create(ctx context.Context, req *mcp.CallToolRequest) (*taskResult, error) {
+	if r.h.draining.Load() {
+		// Its run would be stopped with the host: another replica takes it.
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+			Message: fmt.Sprintf("tool %q: this replica is shutting down and starts no task; call again", req.Params.Name)}
+	}
 	r.mu.Lock()
 	running := len(r.runs)
 	r.mu.Unlock()
@@ -815,6 +820,10 @@ func (r *taskRunner) cancel(ctx context.Context, t *tasks.Task) (mcp.Result, err
 func (r *taskRunner) update(ctx context.Context, t *tasks.Task, responses map[string]json.RawMessage) (mcp.Result, error) {
 	if t.Status != tasks.InputRequired {
 		return newAck(), nil
+	}
+	if r.h.draining.Load() {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+			Message: fmt.Sprintf("update task %q: this replica is shutting down and starts no task round; send the update again", t.ID)}
 	}
 	if running := r.running(); running >= r.max {
 		// The last answer starts the next round here: refuse before

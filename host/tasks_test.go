@@ -443,3 +443,31 @@ func TestTaskRoundsAreAudited(t *testing.T) {
 		t.Fatalf("audit entries of task %s = %v, want its creation (ok) and its round (tool_error)", id, entries)
 	}
 }
+
+// TestTaskNotStartedWhileDraining: during drain_delay (a load balancer is
+// taking the replica out) a call that would become a task is refused, so
+// that the client's retry lands on a replica that will still run it.
+func TestTaskNotStartedWhileDraining(t *testing.T) {
+	h, _ := newHost(t, strings.Replace(tasksConfig(t, "", ""), "stateless = true", "stateless = true\ndrain_delay = \"3s\"", 1))
+	endpoint, stop := serveHTTPFor(t, h, time.Second)
+	c := &taskClient{t: t, endpoint: endpoint, tasks: true}
+	c.startTask("slow_compute", map[string]any{"seconds": 0.05})
+	stopped := make(chan error, 1)
+	go func() { stopped <- stop() }()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		_, a := c.call("tools/call", "slow_compute", map[string]any{"name": "slow_compute", "arguments": map[string]any{"seconds": 60}})
+		if a.Error != nil && strings.Contains(a.Error.Message, "shutting down") {
+			break
+		}
+		if a.Error == nil {
+			id, _ := a.Result["taskId"].(string)
+			c.call("tasks/cancel", id, map[string]any{"taskId": id})
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a task call during the drain = %+v, want it refused as shutting down", a)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	<-stopped
+}
