@@ -78,6 +78,11 @@ type CallContext struct {
 	// run it as one (TaskContext.Allowed), or it runs as one (ID).
 	// Absent otherwise. ABI.md §15.
 	Task *TaskContext `json:"task,omitempty"`
+	// TraceParent and TraceState are the W3C trace context of the host's
+	// span for the request, when the host records traces: a plugin that
+	// logs or calls out can carry them (ABI.md §16). Absent otherwise.
+	TraceParent string `json:"traceparent,omitempty"`
+	TraceState  string `json:"tracestate,omitempty"`
 }
 
 // TaskContext is CallContext.Task (ABI.md §15).

@@ -39,6 +39,7 @@ import (
 	"github.com/mcphost/mcphost/host/internal/plugin"
 	"github.com/mcphost/mcphost/host/internal/pluginstate"
 	"github.com/mcphost/mcphost/host/internal/shipped"
+	"github.com/mcphost/mcphost/host/internal/telemetry"
 )
 
 // Config is a decoded and validated mcphost.toml.
@@ -59,6 +60,9 @@ func ParseConfig(name string, data []byte) (*Config, error) { return config.Pars
 type Options struct {
 	// Logger receives the host's logs; nil discards them.
 	Logger hclog.Logger
+	// Getenv reads the OTEL_* environment variables (telemetry); nil reads
+	// the process's.
+	Getenv func(string) string
 	// Version is reported to clients as the server's version.
 	Version string
 	// SkipBrokenPlugins makes New log a plugin that fails to load and go on
@@ -118,6 +122,9 @@ type Host struct {
 	// tasks runs the tasks of the Tasks extension (tasks.go); nil for a
 	// host that serves no client (validate, inspect, warm).
 	tasks *taskRunner
+	// telemetry exports traces and metrics by OpenTelemetry (trace.go);
+	// telemetry.Off() unless [server.telemetry] or OTEL_* ask for it.
+	telemetry *telemetry.Telemetry
 
 	// settings is the [server] table as started: reloads never change it,
 	// so it is read without a lock.
@@ -327,6 +334,14 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 		},
 	})
 	h.state.SetSessions(h.server.Sessions)
+	h.telemetry = telemetry.Off()
+	if !h.readOnly {
+		tel, err := telemetry.New(ctx, telemetry.Settings(cfg.Server.Telemetry), opts.Getenv, version, logger.Named("telemetry"))
+		if err != nil {
+			return fail(err)
+		}
+		h.telemetry = tel
+	}
 	h.metrics = newMetrics(h)
 	if cfg.Server.Audit.File != "" && !h.readOnly {
 		stderr := opts.Stderr
@@ -791,6 +806,9 @@ func (h *Host) Close(ctx context.Context) error {
 		if err := h.audit.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close audit log: %w", err))
 		}
+	}
+	if err := h.telemetry.Shutdown(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("flush telemetry: %w", err))
 	}
 	return errors.Join(append(errs, taskErr)...)
 }

@@ -20,6 +20,7 @@ package host
 // Then, for every MCP request whatever the transport (mcpMiddleware, in
 // the order go-sdk's AddReceivingMiddleware runs them):
 //
+//	M0 traceRequests   [server.telemetry]/OTEL_*: the request's span and mcp.server.operation.duration (trace.go)
 //	M1 revisionFields  drops ttlMs/cacheScope from results for sessions before 2026-07-28
 //	M2 resolve         looks the target up once: catalog snapshot + plugin generation, into ctx
 //	M3 observe         metrics and the audit log of calls that reach a plugin
@@ -83,10 +84,10 @@ func (h *Host) httpChain(mcpHandler http.Handler, listenAddr string, stateless b
 	return newOriginGuard(listenAddr, h.settings.AllowedOrigins).wrap(handler) // H1
 }
 
-// mcpMiddleware is the host's receiving middleware, M1 to M7 above, in the
+// mcpMiddleware is the host's receiving middleware, M0 to M7 above, in the
 // order go-sdk's AddReceivingMiddleware takes it (the first runs first).
 func (h *Host) mcpMiddleware() []mcp.Middleware {
-	return []mcp.Middleware{revisionFields, h.resolve, h.observe, h.limitInFlight, h.enforceScopes, h.countInFlight, h.taskMethods}
+	return []mcp.Middleware{h.traceRequests, revisionFields, h.resolve, h.observe, h.limitInFlight, h.enforceScopes, h.countInFlight, h.taskMethods}
 }
 
 // originGuard refuses requests addressed to another host or sent by a page
@@ -178,6 +179,7 @@ func (h *Host) guardBatches(next http.Handler) http.Handler {
 		if !ok {
 			return
 		}
+		r.Header.Del(requestIDHeader) // the host's own (trace.go)
 		if isBatch(body) {
 			refusal := h.httpBatchRefusal(r)
 			if refusal == "" {
@@ -190,11 +192,14 @@ func (h *Host) guardBatches(next http.Handler) http.Handler {
 				_, _ = w.Write(rpcErrorBody(jsonrpc.CodeInvalidRequest, refusal))
 				return
 			}
-		} else if id, mismatch := taskHeaderMismatch(r, body); mismatch != "" {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusBadRequest)
-			_, _ = w.Write(rpcErrorBodyFor(id, codeHeaderMismatch, mismatch))
-			return
+		} else {
+			h.markRequestID(r, body)
+			if id, mismatch := taskHeaderMismatch(r, body); mismatch != "" {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				_, _ = w.Write(rpcErrorBodyFor(id, codeHeaderMismatch, mismatch))
+				return
+			}
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -78,6 +78,15 @@ func newMetrics(h *Host) *metrics {
 		}
 		return float64(h.tasks.running())
 	})
+	spansDropped := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "mcphost_trace_spans_dropped_total",
+		Help: "Trace spans the OpenTelemetry exporter could not send: its queue was full, or the backend failed or did not answer in time.",
+	}, func() float64 { return float64(h.telemetry.SpansDropped()) })
+	spansExported := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "mcphost_trace_spans_exported_total",
+		Help: "Trace spans the OpenTelemetry exporter sent.",
+	}, func() float64 { return float64(h.telemetry.SpansExported()) })
+	m.registry.MustRegister(spansDropped, spansExported)
 	m.registry.MustRegister(m.calls, m.duration, m.reloads, m.sessions, m.sessionsRefused, m.prepared, m.tasks, preparing, running, &hostCollector{h: h},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

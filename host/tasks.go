@@ -41,6 +41,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/host/internal/audit"
@@ -48,6 +50,7 @@ import (
 	"github.com/mcphost/mcphost/host/internal/config"
 	"github.com/mcphost/mcphost/host/internal/plugin"
 	"github.com/mcphost/mcphost/host/internal/tasks"
+	"github.com/mcphost/mcphost/host/internal/telemetry"
 )
 
 // tasksExtension is the extension's identifier in capabilities.
@@ -120,6 +123,9 @@ type taskCall struct {
 	// Keys maps each unanswered input request's key in the task to the
 	// plugin's.
 	Keys map[string]string `json:"keys,omitempty"`
+	// TraceParent is the trace context of the request that created the
+	// task: its rounds' spans join that trace (trace.go).
+	TraceParent string `json:"traceParent,omitempty"`
 }
 
 // newTaskRunner opens the task store of settings; the runner's loops run
@@ -429,6 +435,7 @@ func (r *taskRunner) create(ctx context.Context, req *mcp.CallToolRequest) (*tas
 	}
 	call := &taskCall{Tool: req.Params.Name, Arguments: req.Params.Arguments, Meta: taskMeta(req.Params.Meta),
 		Capabilities: req.ClientCapabilities(), RequestState: req.Params.RequestState}
+	call.TraceParent, _ = telemetry.TraceParent(ctx)
 	responses, err := rawEach(req.Params.InputResponses)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("tool %q: encode the input responses: %v", req.Params.Name, err)}
@@ -533,6 +540,16 @@ func (r *taskRunner) round(ctx context.Context, id, principal string, call *task
 	timeout := config.TaskTimeoutOf(lp.cfg)
 	deadline := time.Now().Add(timeout)
 	callCtx := plugin.WithCallTimeout(ctx, timeout)
+	if r.h.telemetry.Tracing() {
+		// A round is a span of its own in the trace of the request that
+		// created the task.
+		callCtx = r.h.telemetry.Propagator.Extract(callCtx, propagation.MapCarrier{"traceparent": call.TraceParent})
+		var span trace.Span
+		callCtx, span = r.h.telemetry.Tracer.Start(callCtx, "tools/call "+call.Tool+" (task round)", trace.WithAttributes(
+			telemetry.MethodName.String("tools/call"), telemetry.ToolName.String(call.Tool), telemetry.TaskID.String(id),
+			telemetry.OperationName.String("execute_tool"), telemetry.Plugin.String(lp.cfg.Name)))
+		defer span.End()
+	}
 	callCtx = r.h.withRequest(callCtx, nil, nil, call.Capabilities, nil)
 	callCtx = bridge.WithTask(callCtx, &abi.TaskContext{ID: id, Deadline: deadline.UTC().Format(time.RFC3339)})
 	began := time.Now()

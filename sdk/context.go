@@ -34,6 +34,9 @@ type Context struct {
 	uriValues    map[string]any
 	// task is the call's relation to a task (ABI context task).
 	task *abi.TaskContext
+	// traceParent and traceState are the host's trace context (ABI
+	// context traceparent, tracestate).
+	traceParent, traceState string
 }
 
 // envelope is abi.Input with the context's _meta and client capabilities
@@ -51,6 +54,8 @@ type envelopeContext struct {
 	URITemplate        string           `json:"uriTemplate,omitempty"`
 	URIVariables       map[string]any   `json:"uriVariables,omitempty"`
 	Task               *abi.TaskContext `json:"task,omitempty"`
+	TraceParent        string           `json:"traceparent,omitempty"`
+	TraceState         string           `json:"tracestate,omitempty"`
 }
 
 // reset makes c the context of the call whose envelope is in. A registry
@@ -59,8 +64,18 @@ type envelopeContext struct {
 // allocation per call is dear.
 func (c *Context) reset(in *envelope) {
 	*c = Context{id: in.Context.ID, metaJSON: in.Context.Meta, capsJSON: in.Context.ClientCapabilities,
-		hostTemplate: in.Context.URITemplate, hostVars: in.Context.URIVariables, task: in.Context.Task}
+		hostTemplate: in.Context.URITemplate, hostVars: in.Context.URIVariables, task: in.Context.Task,
+		traceParent: in.Context.TraceParent, traceState: in.Context.TraceState}
 }
+
+// TraceParent returns the W3C traceparent of the host's span for this
+// request ("" when the host records no trace): put it on an outbound
+// request's traceparent header, or in a log line, to join the call's
+// trace. The host's http_request adds it by itself.
+func (c *Context) TraceParent() string { return c.traceParent }
+
+// TraceState returns the W3C tracestate that goes with TraceParent.
+func (c *Context) TraceState() string { return c.traceState }
 
 // CanRunAsTask reports whether the host would run this tool call as a task
 // of the Tasks extension if the handler returns [RunAsTask]: the tool

@@ -62,6 +62,14 @@ func decodeContext(val []byte, c *envelopeContext) error {
 			vars := c.URIVariables
 			err = jsonInto(m.val, "context.uriVariables", &vars)
 			c.URIVariables = vars
+		case m.key.is("traceparent"):
+			v := c.TraceParent
+			err = jsonString(m.val, "context.traceparent", &v)
+			c.TraceParent = v
+		case m.key.is("tracestate"):
+			v := c.TraceState
+			err = jsonString(m.val, "context.tracestate", &v)
+			c.TraceState = v
 		case m.key.is("task"):
 			task := new(abi.TaskContext)
 			err = jsonInto(m.val, "context.task", task)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/host/internal/clip"
+	"github.com/mcphost/mcphost/host/internal/telemetry"
 )
 
 // Caller is what the bridge needs of a plugin: one export call.
@@ -135,6 +136,23 @@ func withTask(in []byte, task *abi.TaskContext) ([]byte, error) {
 	in = append(in, `,"task":`...)
 	in = append(in, r...)
 	return append(in, "}}"...), nil
+}
+
+// withTraceContext appends the trace context of ctx's span to an
+// envelope made by envelope (ABI.md §16), when it is recorded.
+func withTraceContext(ctx context.Context, in []byte) []byte {
+	tp, ts := telemetry.TraceParent(ctx)
+	if tp == "" {
+		return in
+	}
+	in = in[:len(in)-2] // the context's and the envelope's closing braces
+	in = append(in, `,"traceparent":`...)
+	in = strconv.AppendQuote(in, tp)
+	if ts != "" {
+		in = append(in, `,"tracestate":`...)
+		in = strconv.AppendQuote(in, ts)
+	}
+	return append(in, "}}"...)
 }
 
 // taskKey keys the task context WithTask sets.
@@ -380,6 +398,7 @@ func callTool(ctx context.Context, p Caller, params *mcp.CallToolParamsRaw, meta
 	if err != nil {
 		return nil, RPCError(err)
 	}
+	in = withTraceContext(ctx, in)
 	out, err := p.Call(ctx, abi.ExportCallTool, in)
 	if err != nil {
 		return nil, RPCError(err)
@@ -429,6 +448,7 @@ func invoke[R any](ctx context.Context, p Caller, export string, request any, me
 	if err != nil {
 		return nil, RPCError(err)
 	}
+	in = withTraceContext(ctx, in)
 	out, err := p.Call(ctx, export, in)
 	if err != nil {
 		return nil, RPCError(err)

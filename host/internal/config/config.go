@@ -143,6 +143,9 @@ type Server struct {
 	DrainDelay time.Duration
 	// Tasks configures the tasks of the Tasks extension ([server.tasks]).
 	Tasks Tasks
+	// Telemetry configures OpenTelemetry export ([server.telemetry]);
+	// empty fields fall back to the OTEL_* environment variables.
+	Telemetry Telemetry
 	// Metrics configures the Prometheus /metrics endpoint ([server.metrics]).
 	Metrics Metrics
 	// Audit configures the audit log ([server.audit]).
@@ -349,6 +352,15 @@ type fileConfig struct {
 			MaxKept      *int   `toml:"max_kept"`
 			PollInterval string `toml:"poll_interval"`
 		} `toml:"tasks"`
+		Telemetry struct {
+			TracesExporter  string `toml:"traces_exporter"`
+			MetricsExporter string `toml:"metrics_exporter"`
+			Endpoint        string `toml:"endpoint"`
+			Protocol        string `toml:"protocol"`
+			ServiceName     string `toml:"service_name"`
+			Sampler         string `toml:"sampler"`
+			SamplerArg      string `toml:"sampler_arg"`
+		} `toml:"telemetry"`
 		Metrics struct {
 			Enabled bool   `toml:"enabled"`
 			Listen  string `toml:"listen"`
@@ -405,12 +417,13 @@ type filePlugin struct {
 
 var knownKeys = map[string][]string{
 	"server": {"name", "log_level", "cache_dir", "transport", "listen", "stateless", "page_size", "max_memory_mb", "max_state_mb", "list_ttl",
-		"allowed_origins", "session_timeout", "start_wait", "background_compile", "max_sessions", "max_sessions_per_user", "watch", "lock_file", "drain_delay", "tasks", "metrics", "audit", "auth", "plugin_store", "trusted_keys",
+		"allowed_origins", "session_timeout", "start_wait", "background_compile", "max_sessions", "max_sessions_per_user", "watch", "lock_file", "drain_delay", "tasks", "telemetry", "metrics", "audit", "auth", "plugin_store", "trusted_keys",
 		"trusted_root", "signer_subject", "signer_issuer"},
-	"server.tasks":   {"store", "ttl", "max_running", "max_kept", "poll_interval"},
-	"server.metrics": {"enabled", "listen"},
-	"server.audit":   {"file", "arguments"},
-	"server.auth":    auth.TOMLKeys(),
+	"server.tasks":     {"store", "ttl", "max_running", "max_kept", "poll_interval"},
+	"server.telemetry": {"traces_exporter", "metrics_exporter", "endpoint", "protocol", "service_name", "sampler", "sampler_arg"},
+	"server.metrics":   {"enabled", "listen"},
+	"server.audit":     {"file", "arguments"},
+	"server.auth":      auth.TOMLKeys(),
 	"plugin": {"name", "path", "timeout", "task_timeout", "memory_mb", "max_instances", "idle_timeout", "min_instances", "max_output_kb", "stack_kb", "state_kb", "max_items", "config", "prefix", "naming",
 		"sha256", "env", "allowed_paths", "allowed_hosts", "allow_private_network",
 		"max_calls_per_second", "breaker_failures", "breaker_cooldown", "on_change", "interrupt_checks", "scopes", "tool_scopes",
@@ -681,6 +694,10 @@ func convertServer(path string, idx lineIndex, fc fileConfig, s *Server) []error
 		PollInterval: parseDuration("tasks.poll_interval", fs.Tasks.PollInterval, DefaultTaskPollInterval, false),
 		MaxRunning:   DefaultMaxRunningTasks,
 		MaxKept:      DefaultMaxKeptTasks,
+	}
+	s.Telemetry = Telemetry(fs.Telemetry)
+	for _, e := range s.Telemetry.check() {
+		bad("telemetry."+e.key, "%s", e.msg)
 	}
 	if fs.Tasks.MaxKept != nil {
 		if *fs.Tasks.MaxKept < 1 || *fs.Tasks.MaxKept > MaxMaxKeptTasks {

@@ -9,7 +9,7 @@ var serverKeys = map[string]string{
 	"Listen": "listen", "Stateless": "stateless", "PageSize": "page_size", "MaxMemoryMB": "max_memory_mb", "MaxStateMB": "max_state_mb", "MaxIdleCodeMB": "max_idle_code_mb",
 	"ListTTL": "list_ttl", "AllowedOrigins": "allowed_origins", "SessionTimeout": "session_timeout", "StartWait": "start_wait", "BackgroundCompile": "background_compile",
 	"MaxSessions": "max_sessions", "MaxSessionsPerUser": "max_sessions_per_user", "Watch": "watch", "LockFile": "lock_file", "DrainDelay": "drain_delay",
-	"Tasks": "tasks", "Metrics": "metrics", "Audit": "audit", "Auth": "auth", "PluginStore": "plugin_store",
+	"Tasks": "tasks", "Telemetry": "telemetry", "Metrics": "metrics", "Audit": "audit", "Auth": "auth", "PluginStore": "plugin_store",
 	"TrustedKeys": "trusted_keys", "TrustedRoot": "trusted_root", "SignerSubject": "signer_subject",
 	"SignerIssuer": "signer_issuer",
 }

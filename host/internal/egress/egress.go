@@ -22,9 +22,16 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcphost/mcphost/host/internal/telemetry"
 )
 
 // Policy says where a plugin may send HTTP requests.
@@ -118,6 +125,10 @@ func (p *Policy) Do(ctx context.Context, req Request) (*Response, error) {
 	if method == "" {
 		method = http.MethodGet
 	}
+	ctx, span := telemetry.Start(ctx, "HTTP "+method, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+		attribute.String("http.request.method", method), attribute.String("server.address", u.Hostname()),
+		attribute.String("url.full", (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String())))
+	defer span.End()
 	hreq, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(req.Body))
 	if err != nil {
 		return nil, err
@@ -125,11 +136,21 @@ func (p *Policy) Do(ctx context.Context, req Request) (*Response, error) {
 	for k, v := range req.Headers {
 		hreq.Header.Set(k, v)
 	}
+	// The called API joins the call's trace (a plugin's own traceparent
+	// is replaced by the host's span, its child).
+	telemetry.Inject(ctx, hreq.Header)
 	resp, err := p.client().Do(hreq)
 	if err != nil {
+		span.SetStatus(codes.Error, err.Error())
+		span.SetAttributes(attribute.String("error.type", "_OTHER"))
 		return nil, err
 	}
 	defer resp.Body.Close()
+	span.SetAttributes(attribute.Int("http.response.status_code", resp.StatusCode))
+	if resp.StatusCode >= 500 {
+		span.SetStatus(codes.Error, resp.Status)
+		span.SetAttributes(attribute.String("error.type", strconv.Itoa(resp.StatusCode)))
+	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, p.MaxResponseBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("read response: %w", err)

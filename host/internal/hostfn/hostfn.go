@@ -171,20 +171,20 @@ func (f *functions) withPayload(name string, handle func(ctx context.Context, pa
 		offset := stack[0]
 		n, err := p.LengthWithContext(ctx, offset)
 		if err != nil {
-			f.log(hclog.Warn, "host function: bad payload", "function", name, "error", err)
+			f.logFor(ctx, hclog.Warn, "host function: bad payload", "function", name, "error", err)
 			return
 		}
 		if n > maxNotifyBytes {
-			f.log(hclog.Warn, "host function: payload too large", "function", name, "bytes", n, "max", maxNotifyBytes)
+			f.logFor(ctx, hclog.Warn, "host function: payload too large", "function", name, "bytes", n, "max", maxNotifyBytes)
 			return
 		}
 		payload, err := readBlock(ctx, p, offset, maxNotifyBytes)
 		if err != nil {
-			f.log(hclog.Warn, "host function: bad payload", "function", name, "error", err)
+			f.logFor(ctx, hclog.Warn, "host function: bad payload", "function", name, "error", err)
 			return
 		}
 		if err := handle(ctx, payload); err != nil {
-			f.log(hclog.Warn, "host function refused", "function", name, "error", err)
+			f.logFor(ctx, hclog.Warn, "host function refused", "function", name, "error", err)
 		}
 	}, []extism.ValueType{extism.ValueTypeI64}, nil)
 }
@@ -235,7 +235,7 @@ func (f *functions) loggingMessage(ctx context.Context, payload []byte) error {
 		return nil // already logged (rate-limited)
 	}
 	data, _ := json.Marshal(msg.Data) // it came from JSON
-	f.log(level, "plugin log", "logger", msg.Logger, "data", data)
+	f.logFor(ctx, level, "plugin log", "logger", msg.Logger, "data", data)
 	req := requestFrom(ctx)
 	if req.Session == nil {
 		return nil
@@ -321,10 +321,10 @@ func (f *functions) httpRequest(ctx context.Context, payload []byte) any {
 	}
 	resp, err := f.egress.Do(ctx, req)
 	if err != nil {
-		f.log(hclog.Warn, "http_request refused or failed", "url", req.URL, "error", err)
+		f.logFor(ctx, hclog.Warn, "http_request refused or failed", "url", req.URL, "error", err)
 		return errorAnswer{err.Error()}
 	}
-	f.log(hclog.Debug, "http_request", "method", req.Method, "url", req.URL, "status", resp.Status)
+	f.logFor(ctx, hclog.Debug, "http_request", "method", req.Method, "url", req.URL, "status", resp.Status)
 	return resp
 }
 

@@ -1,12 +1,14 @@
 package hostfn
 
 import (
+	"context"
 	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/time/rate"
 
 	"github.com/mcphost/mcphost/host/internal/clip"
+	"github.com/mcphost/mcphost/host/internal/telemetry"
 )
 
 // Bounds on what a plugin's calls of host functions may put in the host
@@ -36,6 +38,15 @@ func newLogBudget() *logBudget {
 // plugin's budget (the drop is logged at most once a second), with every
 // string, error and byte value cut at maxLogValueBytes. A level the log
 // does not record costs no budget.
+// logFor is log for a line about the call ctx serves: it carries the
+// call's trace_id when the host records its trace.
+func (f *functions) logFor(ctx context.Context, level hclog.Level, msg string, args ...any) {
+	if id := telemetry.TraceID(ctx); id != "" {
+		args = append(args, "trace_id", id)
+	}
+	f.log(level, msg, args...)
+}
+
 func (f *functions) log(level hclog.Level, msg string, args ...any) {
 	if level < f.logger.GetLevel() {
 		return

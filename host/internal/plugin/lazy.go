@@ -14,6 +14,11 @@ import (
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcphost/mcphost/host/internal/telemetry"
 )
 
 // A plugin is active while it holds a compiled module and a pool of
@@ -61,6 +66,10 @@ var errActivationTimeout = errors.New("waiting for the plugin to activate: not a
 type pendingActivation struct {
 	done chan struct{}
 	err  error
+	// waited is the span of the call that started the activation waiting
+	// for it (a no-op span when not tracing): the activation's span is its
+	// child.
+	waited trace.Span
 }
 
 // compress deflates a module for keeping while the plugin is idle: a Go
@@ -180,7 +189,13 @@ func (p *Plugin) compileActivation(ctx context.Context, wasm []byte) (*activatio
 func (p *Plugin) newActivation(compiled *extism.CompiledPlugin, code *sharedCode, cost int64) *activation {
 	a := &activation{compiled: compiled, code: code, codes: p.codes, cost: cost}
 	a.pool = newPool(p.maxInstances, func(ctx context.Context) (*instance, error) {
-		return p.newInstance(ctx, compiled)
+		ctx, span := telemetry.Start(ctx, "instantiate "+p.name, trace.WithAttributes(telemetry.Plugin.String(p.name)))
+		defer span.End()
+		inst, err := p.newInstance(ctx, compiled)
+		if err != nil {
+			span.SetStatus(codes.Error, err.Error())
+		}
+		return inst, err
 	}, poolBudget{
 		budget:     p.budget,
 		cost:       p.memoryBytes,
@@ -238,6 +253,12 @@ func (p *Plugin) acquire(ctx context.Context) (*activation, error) {
 func (p *Plugin) acquireWith(ctx context.Context, interpret bool) (*activation, error) {
 	wait, cancel := context.WithTimeout(ctx, max(p.timeout, p.activationWait))
 	defer cancel()
+	var waitSpan trace.Span // started when the call has to wait
+	defer func() {
+		if waitSpan != nil {
+			waitSpan.End()
+		}
+	}()
 	for {
 		p.actMu.Lock()
 		if p.closed {
@@ -250,9 +271,12 @@ func (p *Plugin) acquireWith(ctx context.Context, interpret bool) (*activation, 
 			p.actMu.Unlock()
 			return a, nil
 		}
+		if waitSpan == nil {
+			_, waitSpan = telemetry.Start(ctx, "activation wait "+p.name, trace.WithAttributes(telemetry.Plugin.String(p.name)))
+		}
 		pending := p.activating
 		if pending == nil {
-			pending = &pendingActivation{done: make(chan struct{})}
+			pending = &pendingActivation{done: make(chan struct{}), waited: waitSpan}
 			p.activating = pending
 			p.activity.Go(func() { p.activate(pending, interpret) })
 		}
@@ -278,6 +302,10 @@ func (p *Plugin) activate(pending *pendingActivation, interpretAllowed bool) {
 	if p.beforeActivate != nil {
 		p.beforeActivate()
 	}
+	_, span := telemetry.Start(trace.ContextWithSpan(p.lifetime, pending.waited), "activate "+p.name,
+		trace.WithAttributes(telemetry.Plugin.String(p.name)))
+	defer span.End()
+	source := "kept compiled code"
 	a, err := p.takeKept(), error(nil)
 	if a == nil {
 		interpret := interpretAllowed && p.interpretFirst()
@@ -286,11 +314,19 @@ func (p *Plugin) activate(pending *pendingActivation, interpretAllowed bool) {
 		switch {
 		case err != nil:
 		case interpret:
+			source = "interpreted"
 			a, err = p.interpretActivation(p.lifetime, wasm) // interpret.go
 		default:
+			source = "compiled (or read from the compilation cache)"
 			a, err = p.compileActivation(p.lifetime, wasm)
 		}
 	}
+	span.SetAttributes(attribute.String("mcphost.activation.source", source))
+	defer func() {
+		if err != nil {
+			span.SetStatus(codes.Error, err.Error())
+		}
+	}()
 	if err == nil && p.described != nil {
 		err = p.firstActivation(p.lifetime, a) // describe.go
 	}

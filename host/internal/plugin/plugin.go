@@ -32,11 +32,14 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/time/rate"
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/host/internal/clip"
 	"github.com/mcphost/mcphost/host/internal/interrupt"
+	"github.com/mcphost/mcphost/host/internal/telemetry"
 )
 
 // Options describe how to run one plugin.
@@ -706,7 +709,12 @@ func (p *Plugin) call(ctx context.Context, export string, input []byte) ([]byte,
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.callTimeout(ctx))
 	defer cancel()
+	ctx, span := telemetry.Start(ctx, p.name+" "+export, trace.WithAttributes(telemetry.Plugin.String(p.name), telemetry.Export.String(export)))
 	rc, out, err := inst.callExport(ctx, fn, input)
+	if err != nil {
+		span.SetStatus(codes.Error, clip.Text(err.Error(), maxErrorTextBytes))
+	}
+	span.End()
 	inst.flushOutput()
 	var tooLarge *outputTooLargeError
 	if errors.As(err, &tooLarge) {
@@ -812,7 +820,11 @@ func (p *Plugin) failure(ctx context.Context, export string, err error) error {
 		kind = KindStale
 	}
 	ce := &CallError{Plugin: p.name, Export: export, Kind: kind, Err: err}
-	p.logger.Warn("plugin call failed", "export", export, "kind", kind, "error", clip.Text(err.Error(), maxErrorTextBytes))
+	args := []any{"export", export, "kind", kind, "error", clip.Text(err.Error(), maxErrorTextBytes)}
+	if id := telemetry.TraceID(ctx); id != "" {
+		args = append(args, "trace_id", id)
+	}
+	p.logger.Warn("plugin call failed", args...)
 	return ce
 }
 

@@ -1,0 +1,189 @@
+package host
+
+// Traces and OpenTelemetry metrics of MCP requests (docs/config.md,
+// "Traces"): one SERVER span per request, named and attributed by the
+// OpenTelemetry semantic conventions for MCP, whose parent is the trace
+// context the client sent in params._meta (SEP-414) or, over HTTP, in its
+// traceparent header; and mcp.server.operation.duration and
+// mcp.server.session.duration. The spans inside the host (activation, the
+// Wasm call, host functions) are children of it (host/internal/plugin,
+// hostfn).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcphost/mcphost/host/internal/telemetry"
+)
+
+// requestIDHeader carries a request's JSON-RPC id from the HTTP layer,
+// which reads the body, to the span (go-sdk does not hand the id to
+// middleware). A client's own value is removed first.
+const requestIDHeader = "Mcphost-Jsonrpc-Id"
+
+// traceRequests is the first of the host's middleware (M0): the span and
+// the duration of every request.
+func (h *Host) traceRequests(next mcp.MethodHandler) mcp.MethodHandler {
+	tel := h.telemetry
+	if !tel.Active() {
+		return next
+	}
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "notifications/initialized" {
+			h.timeSession(req)
+		}
+		if strings.HasPrefix(method, "notifications/") {
+			return next(ctx, method, req)
+		}
+		began := time.Now()
+		attrs := requestAttributes(method, req)
+		name := method
+		if target := requestTarget(req); target != "" && method != "completion/complete" {
+			name += " " + target
+		}
+		ctx = tel.Propagator.Extract(ctx, traceCarrier(req))
+		ctx, span := tel.Tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+		res, err := next(ctx, method, req)
+		if errType := errorType(res, err); errType != "" {
+			attrs = append(attrs, telemetry.ErrorType.String(errType))
+			span.SetAttributes(telemetry.ErrorType.String(errType))
+			msg := errType
+			if err != nil {
+				msg = err.Error()
+			}
+			span.SetStatus(codes.Error, msg)
+		}
+		if created, ok := res.(*taskResult); ok {
+			span.SetAttributes(telemetry.TaskID.String(created.TaskID))
+		}
+		span.End()
+		tel.OperationDuration.Record(ctx, time.Since(began).Seconds(), metric.WithAttributes(attrs...))
+		return res, err
+	}
+}
+
+// requestAttributes are the attributes of a request's span and duration.
+func requestAttributes(method string, req mcp.Request) []attribute.KeyValue {
+	attrs := make([]attribute.KeyValue, 0, 8)
+	attrs = append(attrs, telemetry.MethodName.String(method))
+	switch r := req.(type) {
+	case *mcp.CallToolRequest:
+		attrs = append(attrs, telemetry.ToolName.String(r.Params.Name), telemetry.OperationName.String("execute_tool"))
+	case *mcp.GetPromptRequest:
+		attrs = append(attrs, telemetry.PromptName.String(r.Params.Name))
+	case *mcp.ReadResourceRequest:
+		attrs = append(attrs, telemetry.ResourceURI.String(r.Params.URI))
+	case *mcp.SubscribeRequest:
+		attrs = append(attrs, telemetry.ResourceURI.String(r.Params.URI))
+	}
+	if v, ok := req.(interface{ ProtocolVersion() string }); ok {
+		if pv := v.ProtocolVersion(); pv != "" {
+			attrs = append(attrs, telemetry.ProtocolVersion.String(pv))
+		}
+	}
+	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.ID() != "" {
+		attrs = append(attrs, telemetry.SessionID.String(ss.ID()))
+	}
+	transport := "pipe" // stdio
+	if extra := req.GetExtra(); extra != nil && extra.Header != nil {
+		transport = "tcp"
+		if id := extra.Header.Get(requestIDHeader); id != "" {
+			attrs = append(attrs, telemetry.RequestID.String(id))
+		}
+	}
+	return append(attrs, telemetry.Transport.String(transport))
+}
+
+// traceCarrier is where a request's trace context is: its params._meta
+// when that holds a traceparent (SEP-414), else its HTTP headers.
+func traceCarrier(req mcp.Request) propagation.TextMapCarrier {
+	if p := req.GetParams(); p != nil {
+		if meta := p.GetMeta(); meta != nil {
+			if tp, ok := meta["traceparent"].(string); ok && tp != "" {
+				c := propagation.MapCarrier{"traceparent": tp}
+				for _, k := range []string{"tracestate", "baggage"} {
+					if v, ok := meta[k].(string); ok {
+						c[k] = v
+					}
+				}
+				return c
+			}
+		}
+	}
+	if extra := req.GetExtra(); extra != nil && extra.Header != nil {
+		return propagation.HeaderCarrier(extra.Header)
+	}
+	return propagation.MapCarrier{}
+}
+
+// errorType is the error.type of a request's outcome: the JSON-RPC error
+// code, "tool_error" for a tool result with isError, "" for success.
+func errorType(res mcp.Result, err error) string {
+	if err != nil {
+		var rpc *jsonrpc.Error
+		if errors.As(err, &rpc) {
+			return strconv.FormatInt(rpc.Code, 10)
+		}
+		if errors.Is(err, context.Canceled) {
+			return "cancelled"
+		}
+		return "_OTHER"
+	}
+	if r, ok := res.(*mcp.CallToolResult); ok && r.IsError {
+		return "tool_error"
+	}
+	return ""
+}
+
+// timeSession records mcp.server.session.duration when the session
+// initialized by req ends; the goroutine ends with the session.
+func (h *Host) timeSession(req mcp.Request) {
+	ss, ok := req.GetSession().(*mcp.ServerSession)
+	if !ok {
+		return
+	}
+	began := time.Now()
+	transport := "pipe"
+	if extra := req.GetExtra(); extra != nil && extra.Header != nil {
+		transport = "tcp"
+	}
+	go func() {
+		_ = ss.Wait()
+		h.telemetry.SessionDuration.Record(context.Background(), time.Since(began).Seconds(),
+			metric.WithAttributes(telemetry.Transport.String(transport)))
+	}()
+}
+
+// markRequestID puts the JSON-RPC id of a single request's body into
+// requestIDHeader, for its span; only when tracing, since it decodes the
+// body once more.
+func (h *Host) markRequestID(r *http.Request, body []byte) {
+	r.Header.Del(requestIDHeader)
+	if !h.telemetry.Tracing() {
+		return
+	}
+	var msg struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(body, &msg) != nil || len(msg.ID) == 0 || string(msg.ID) == "null" {
+		return
+	}
+	id := string(msg.ID)
+	if s, err := strconv.Unquote(id); err == nil {
+		id = s
+	}
+	r.Header.Set(requestIDHeader, id)
+}
