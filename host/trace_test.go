@@ -1,0 +1,155 @@
+package host_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/internal/testutil"
+)
+
+// TestTracesReachABackend serves hello and faulty over HTTP with traces
+// exported to a real Jaeger (internal/testutil), over both OTLP protocols,
+// and reads the traces back from Jaeger's query API: the request's SERVER
+// span by the MCP conventions under the client's _meta.traceparent, the
+// activation of an idle plugin, the Wasm call, a tool error, and an
+// http_request whose outbound request carries the trace on.
+func TestTracesReachABackend(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Jaeger; skipped in -short mode")
+	}
+	for _, protocol := range []string{testutil.OTLPHTTP, testutil.OTLPGRPC} {
+		t.Run(strings.ReplaceAll(protocol, "/", "_"), func(t *testing.T) { tracesReachABackend(t, protocol) })
+	}
+}
+
+func tracesReachABackend(t *testing.T, protocol string) {
+	j := testutil.StartJaeger(t)
+	service := "mcphost-test-" + strings.ReplaceAll(protocol, "/", "-")
+
+	// The API a plugin calls: it records the traceparent it gets.
+	var mu sync.Mutex
+	var gotTraceparent string
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		gotTraceparent = r.Header.Get("traceparent")
+		mu.Unlock()
+		fmt.Fprint(w, "pong")
+	}))
+	t.Cleanup(api.Close)
+
+	h, logs := newHost(t, fmt.Sprintf(`
+[server]
+watch = false
+[server.telemetry]
+traces_exporter = "otlp"
+endpoint = %q
+protocol = %q
+service_name = %q
+sampler = "always_on"
+[[plugin]]
+name = "hello"
+path = %q
+[[plugin]]
+name = "faulty"
+path = %q
+allowed_hosts = ["127.0.0.1"]
+allow_private_network = true
+`, j.Endpoint(protocol), protocol, service, testutil.GoPlugin(t, "plugins/hello"), testutil.GoPlugin(t, "testdata/plugins/faulty")))
+	endpoint, _ := serveHTTPFor(t, h, time.Second)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "trace-test", Version: "1"}, nil).
+		Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: endpoint}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+
+	// A call carrying the client's trace context in _meta (SEP-414), to
+	// an idle plugin: it activates.
+	const clientTrace, clientSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "traced"},
+		Meta: mcp.Meta{"traceparent": "00-" + clientTrace + "-" + clientSpan + "-01"}})
+	if err != nil || res.IsError {
+		t.Fatalf("echo: %v %+v", err, res)
+	}
+	tr := j.WaitForTrace(t, clientTrace, 3, 30*time.Second)
+	server := tr.Span(t, "tools/call echo")
+	if server.Kind != "server" || server.ParentSpanID != clientSpan || server.Service != service {
+		t.Errorf("tools/call echo: kind %q, parent %q, service %q; want server, child of the client's span %s, %s", server.Kind, server.ParentSpanID, server.Service, clientSpan, service)
+	}
+	for k, want := range map[string]any{"mcp.method.name": "tools/call", "gen_ai.tool.name": "echo", "gen_ai.operation.name": "execute_tool", "network.transport": "tcp", "mcp.protocol.version": "2025-11-25"} {
+		if got := server.Attributes[k]; got != want {
+			t.Errorf("tools/call echo: %s = %v, want %v", k, got, want)
+		}
+	}
+	for _, k := range []string{"mcp.session.id", "jsonrpc.request.id"} {
+		if server.Attributes[k] == nil || server.Attributes[k] == "" {
+			t.Errorf("tools/call echo has no %s: %v", k, server.Attributes)
+		}
+	}
+	if _, bad := server.Attributes["error.type"]; bad || server.Status.Code == "ERROR" {
+		t.Errorf("a successful call has error.type %v, status %+v", server.Attributes["error.type"], server.Status)
+	}
+	call := tr.Span(t, "hello call_tool")
+	wait := tr.Span(t, "activation wait hello")
+	activate := tr.Span(t, "activate hello")
+	if call.ParentSpanID != server.SpanID || wait.ParentSpanID != server.SpanID || activate.ParentSpanID != wait.SpanID {
+		t.Errorf("span tree: %s", tr.Summary())
+	}
+
+	// A tool error: error.type tool_error.
+	if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "fail", Arguments: map[string]any{}}); err != nil || !res.IsError {
+		t.Fatalf("fail: %v %+v", err, res)
+	}
+	failed := waitForSpan(t, j, service, "tools/call fail")
+	if failed.Attributes["error.type"] != "tool_error" || failed.Status.Code != "ERROR" {
+		t.Errorf("tools/call fail: error.type %v, status %+v; want tool_error, ERROR", failed.Attributes["error.type"], failed.Status)
+	}
+
+	// An http_request: the API sees a traceparent of the same trace, whose
+	// parent is the host's CLIENT span.
+	if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "fetch", Arguments: map[string]any{"text": api.URL + "/ping"}}); err != nil || res.IsError {
+		t.Fatalf("fetch: %v %+v", err, res)
+	}
+	fetch := waitForSpan(t, j, service, "tools/call fetch")
+	ftr := j.WaitForTrace(t, fetch.TraceID, 3, 30*time.Second)
+	out := ftr.Span(t, "HTTP GET")
+	mu.Lock()
+	tp := gotTraceparent
+	mu.Unlock()
+	if want := "00-" + fetch.TraceID + "-" + out.SpanID + "-01"; tp != want {
+		t.Errorf("the API got traceparent %q, want %q (the host's HTTP GET span)", tp, want)
+	}
+	if out.Kind != "client" || out.Attributes["http.response.status_code"] != int64(200) || out.Attributes["server.address"] != "127.0.0.1" {
+		t.Errorf("HTTP GET span: kind %q, attributes %v", out.Kind, out.Attributes)
+	}
+	if fcall := ftr.Span(t, "faulty call_tool"); out.ParentSpanID != fcall.SpanID {
+		t.Errorf("span tree of the fetch: %s", ftr.Summary())
+	}
+	if !strings.Contains(logs.String(), "trace_id="+fetch.TraceID) {
+		t.Errorf("no log line about the fetch carries trace_id=%s:\n%s", fetch.TraceID, logs)
+	}
+}
+
+// waitForSpan waits until Jaeger has a span of service named name.
+func waitForSpan(t *testing.T, j *testutil.Jaeger, service, name string) testutil.Span {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		for _, tr := range j.Traces(t, service) {
+			if spans := tr.Named(name); len(spans) > 0 {
+				return spans[0]
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Jaeger has no span %q of %s after 30s", name, service)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
