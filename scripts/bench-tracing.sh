@@ -37,14 +37,14 @@ echo "bench-tracing: building into $out"
 "$GO" build -o "$out/bin/loadgen" ./bench/loadgen
 GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 "$GO" build -buildmode=c-shared -o "$out/everything.wasm" ./plugins/everything
 
-# Jaeger: OTLP/HTTP on port+3, query on port+4, OTLP/gRPC on port+5.
+# Jaeger (the config of internal/testutil's StartJaeger): OTLP/HTTP on
+# port+3, query on port+4, OTLP/gRPC on port+5.
 cat >"$out/jaeger.yaml" <<YAML
 service:
   extensions: [jaeger_storage, jaeger_query]
   pipelines:
     traces:
       receivers: [otlp]
-      processors: [batch]
       exporters: [jaeger_storage_exporter]
   telemetry:
     metrics:
@@ -57,7 +57,7 @@ extensions:
     http:
       endpoint: 127.0.0.1:$((port + 4))
     grpc:
-      endpoint: 127.0.0.1:$((port + 6))
+      endpoint: 127.0.0.1:0
   jaeger_storage:
     backends:
       memstore:
@@ -70,8 +70,6 @@ receivers:
         endpoint: 127.0.0.1:$((port + 5))
       http:
         endpoint: 127.0.0.1:$((port + 3))
-processors:
-  batch:
 exporters:
   jaeger_storage_exporter:
     trace_storage: memstore
