@@ -88,6 +88,10 @@ func requestAttributes(method string, req mcp.Request) []attribute.KeyValue {
 		attrs = append(attrs, telemetry.ResourceURI.String(r.Params.URI))
 	case *mcp.SubscribeRequest:
 		attrs = append(attrs, telemetry.ResourceURI.String(r.Params.URI))
+	case *mcp.ServerRequest[*taskParams]:
+		if r.Params != nil {
+			attrs = append(attrs, telemetry.TaskID.String(r.Params.TaskID))
+		}
 	}
 	if v, ok := req.(interface{ ProtocolVersion() string }); ok {
 		if pv := v.ProtocolVersion(); pv != "" {
