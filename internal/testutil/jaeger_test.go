@@ -8,8 +8,12 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/metric"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -173,6 +177,52 @@ func TestJaegerReadsBackOTLP(t *testing.T) {
 	}
 	if _, ok := j.TraceByID(t, "ffffffffffffffffffffffffffffffff"); ok {
 		t.Error("TraceByID found a trace that was never sent")
+	}
+}
+
+// TestJaegerServesOTLPMetrics sends a histogram to the same Jaeger over both
+// OTLP protocols and scrapes it back, as Prometheus names it.
+func TestJaegerServesOTLPMetrics(t *testing.T) {
+	j := StartJaeger(t)
+	for _, protocol := range []string{OTLPGRPC, OTLPHTTP} {
+		t.Run(protocol, func(t *testing.T) {
+			ctx := context.Background()
+			var exporter sdkmetric.Exporter
+			var err error
+			if protocol == OTLPGRPC {
+				exporter, err = otlpmetricgrpc.New(ctx, otlpmetricgrpc.WithEndpoint(j.GRPCAddr), otlpmetricgrpc.WithInsecure())
+			} else {
+				exporter, err = otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpoint(j.HTTPAddr), otlpmetrichttp.WithInsecure())
+			}
+			if err != nil {
+				t.Fatalf("OTLP metric exporter over %s: %v", protocol, err)
+			}
+			service := "testutil-jaeger-" + strings.ReplaceAll(protocol, "/", "-")
+			mp := sdkmetric.NewMeterProvider(
+				sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exporter)),
+				sdkmetric.WithResource(resource.NewSchemaless(attribute.String("service.name", service))),
+			)
+			h, err := mp.Meter("mcphost/testutil").Float64Histogram("mcp.server.operation.duration", metric.WithUnit("s"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range []float64{0.002, 0.25} {
+				h.Record(ctx, d, metric.WithAttributes(attribute.String("mcp.method.name", "tools/call")))
+			}
+			// Shutdown exports what was recorded.
+			if err := mp.Shutdown(ctx); err != nil {
+				t.Fatalf("flush the metrics over %s: %v", protocol, err)
+			}
+
+			lines := j.WaitForMetric(t, "mcp_server_operation_duration_seconds_count", jaegerWait, `job="`+service+`"`)
+			if len(lines) != 1 {
+				t.Fatalf("%d count lines of %s, want 1: %q", len(lines), service, lines)
+			}
+			count := lines[0]
+			if !strings.Contains(count, `mcp_method_name="tools/call"`) || !strings.HasSuffix(count, " 2") {
+				t.Errorf("count line = %s, want mcp_method_name=\"tools/call\" and 2 samples", count)
+			}
+		})
 	}
 }
 
