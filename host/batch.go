@@ -186,13 +186,25 @@ type stdioBatches struct {
 	calls   *stdioCalls
 	logger  hclog.Logger
 	session atomic.Pointer[mcp.ServerSession] // nil until connected
-	pending []byte                            // the rest of the message being passed on
-	err     error                             // once set, returned by every Read
+	// connected is closed once session is set (or will never be): go-sdk
+	// reads messages before Connect returns the session, so a batch read
+	// by then waits for it rather than be judged without it.
+	connected chan struct{}
+	pending   []byte // the rest of the message being passed on
+	err       error  // once set, returned by every Read
 }
 
 func newStdioBatches(in io.Reader, out io.Writer, calls *stdioCalls, logger hclog.Logger) *stdioBatches {
 	limit := &frameLimit{r: in, max: mcp.DefaultMaxLineLength}
-	return &stdioBatches{dec: json.NewDecoder(limit), limit: limit, out: out, calls: calls, logger: logger}
+	return &stdioBatches{dec: json.NewDecoder(limit), limit: limit, out: out, calls: calls, logger: logger, connected: make(chan struct{})}
+}
+
+// connect gives the filter its session (nil when Connect failed).
+func (f *stdioBatches) connect(ss *mcp.ServerSession) {
+	if ss != nil {
+		f.session.Store(ss)
+	}
+	close(f.connected)
 }
 
 // Read implements io.Reader for go-sdk's transport.
@@ -230,6 +242,7 @@ func (f *stdioBatches) next() ([]byte, error) {
 		}
 		return append(raw, '\n'), nil
 	}
+	<-f.connected
 	refusal := sessionBatchRefusal(f.session.Load())
 	if refusal == "" {
 		refusal = inspectBatch(raw)

@@ -713,10 +713,10 @@ func (h *Host) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, grac
 	filter := newStdioBatches(in, w, calls, h.logger)
 	t := &mcp.IOTransport{Reader: io.NopCloser(filter), Writer: nopWriteCloser{w}}
 	ss, err := h.server.Connect(ctx, t, nil)
+	filter.connect(ss)
 	if err != nil {
 		return fmt.Errorf("serve stdio: %w", err)
 	}
-	filter.session.Store(ss)
 	ended := make(chan struct{}) // the session ended on its own
 	closed := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {

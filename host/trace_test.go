@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -9,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/internal/testutil"
 )
 
@@ -151,5 +154,71 @@ func waitForSpan(t *testing.T, j *testutil.Jaeger, service, name string) testuti
 			t.Fatalf("Jaeger has no span %q of %s after 30s", name, service)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestTraceContextFromTheHTTPHeaderAndTheEnvironment: switched on by the
+// OTEL_* variables alone, a stateless request without _meta.traceparent
+// takes its parent from the HTTP traceparent header; a client over a
+// transport without headers (stdio, here in memory) gets its parent from
+// _meta only, and network.transport pipe.
+func TestTraceContextFromTheHTTPHeaderAndTheEnvironment(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Jaeger; skipped in -short mode")
+	}
+	j := testutil.StartJaeger(t)
+	env := map[string]string{}
+	for _, kv := range j.Env(testutil.OTLPHTTP, "mcphost-env-test") {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	cfg, err := host.LoadConfig(testutil.WriteConfig(t, `
+[server]
+watch = false
+stateless = true
+[[plugin]]
+name = "hello"
+path = "`+testutil.GoPlugin(t, "plugins/hello")+`"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	h, err := host.New(t.Context(), cfg, host.Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: logs}),
+		Getenv: func(k string) string { return env[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close(context.Background()) })
+	endpoint, _ := serveHTTPFor(t, h, time.Second)
+
+	const headerTrace, headerSpan = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+	req, _ := http.NewRequestWithContext(t.Context(), "POST", endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":"req-7","method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"x","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`))
+	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "echo",
+		"traceparent": "00-" + headerTrace + "-" + headerSpan + "-01", "Mcphost-Jsonrpc-Id": "forged"} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	tr := j.WaitForTrace(t, headerTrace, 2, 30*time.Second)
+	s := tr.Span(t, "tools/call echo")
+	if s.ParentSpanID != headerSpan || s.Attributes["jsonrpc.request.id"] != "req-7" || s.Attributes["mcp.protocol.version"] != "2026-07-28" {
+		t.Errorf("tools/call echo over HTTP: parent %q, jsonrpc.request.id %v, version %v; want %s, req-7 (not the forged header), 2026-07-28",
+			s.ParentSpanID, s.Attributes["jsonrpc.request.id"], s.Attributes["mcp.protocol.version"], headerSpan)
+	}
+
+	const metaTrace, metaSpan = "11111111111111111111111111111111", "2222222222222222"
+	cs := connect(t, h, nil, "2025-11-25")
+	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "greet", Arguments: map[string]any{"name": "pipe"},
+		Meta: mcp.Meta{"traceparent": "00-" + metaTrace + "-" + metaSpan + "-01"}}); err != nil {
+		t.Fatal(err)
+	}
+	s = j.WaitForTrace(t, metaTrace, 2, 30*time.Second).Span(t, "tools/call greet")
+	if s.ParentSpanID != metaSpan || s.Attributes["network.transport"] != "pipe" {
+		t.Errorf("tools/call greet without HTTP: parent %q, network.transport %v; want %s, pipe", s.ParentSpanID, s.Attributes["network.transport"], metaSpan)
 	}
 }

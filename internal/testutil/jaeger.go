@@ -67,6 +67,9 @@ func FindJaeger(t testing.TB) string {
 // Jaeger is a Jaeger v2 all-in-one started for one test: the OpenTelemetry
 // Collector's OTLP receivers (gRPC and HTTP) feeding Jaeger's in-memory
 // trace store, and Jaeger's query API over it, every port on 127.0.0.1.
+// The same receivers take OTLP metrics, which the Collector's Prometheus
+// exporter serves for the tests to scrape (Jaeger itself keeps traces
+// only).
 // It sends no telemetry of its own anywhere and keeps nothing on disk
 // beyond the test's temporary directory.
 type Jaeger struct {
@@ -75,9 +78,12 @@ type Jaeger struct {
 	// HTTPAddr is the host:port of the OTLP/HTTP receiver (plaintext;
 	// traces are posted to /v1/traces).
 	HTTPAddr string
-	// QueryURL is the base URL of Jaeger's query API and UI, such as
+	// QueryURL is the base URL of Jaeger's query API, such as
 	// http://127.0.0.1:PORT.
 	QueryURL string
+	// MetricsURL is where the metrics received are served in the
+	// Prometheus text format, such as http://127.0.0.1:PORT/metrics.
+	MetricsURL string
 	// Config is the path of the configuration Jaeger runs with, and Log the
 	// file its output goes to.
 	Config, Log string
@@ -134,13 +140,14 @@ func (j *Jaeger) Endpoint(protocol string) string {
 	return "http://" + j.HTTPAddr
 }
 
-// Env is the environment that makes an OpenTelemetry SDK send every span of
-// service to this Jaeger over protocol (OTLPGRPC or OTLPHTTP), sampled, and
-// no metrics or logs (Jaeger takes traces only).
+// Env is the environment that makes an OpenTelemetry SDK send every span
+// and metric of service to this Jaeger over protocol (OTLPGRPC or
+// OTLPHTTP), every span sampled, metrics every half second, and no logs.
 func (j *Jaeger) Env(protocol, service string) []string {
 	return []string{
 		"OTEL_TRACES_EXPORTER=otlp",
-		"OTEL_METRICS_EXPORTER=none",
+		"OTEL_METRICS_EXPORTER=otlp",
+		"OTEL_METRIC_EXPORT_INTERVAL=500",
 		"OTEL_LOGS_EXPORTER=none",
 		"OTEL_EXPORTER_OTLP_PROTOCOL=" + protocol,
 		"OTEL_EXPORTER_OTLP_ENDPOINT=" + j.Endpoint(protocol),
@@ -150,7 +157,9 @@ func (j *Jaeger) Env(protocol, service string) []string {
 }
 
 // jaegerConfig is the whole configuration: the collector's OTLP receivers
-// into Jaeger's memory store, the query API over it, and the collector's
+// into Jaeger's memory store, the query API over it, OTLP metrics into the
+// Prometheus exporter (names as Prometheus writes them: dots to
+// underscores, the unit and _total suffixes), and the collector's
 // own telemetry off (no metrics endpoint; logs on stderr only). The query
 // extension's self-tracing (enable_tracing, on by default in v2) would
 // export to localhost:4318; it is off.
@@ -161,6 +170,9 @@ service:
     traces:
       receivers: [otlp]
       exporters: [jaeger_storage_exporter]
+    metrics:
+      receivers: [otlp]
+      exporters: [prometheus]
   telemetry:
     metrics:
       level: none
@@ -195,6 +207,8 @@ receivers:
 exporters:
   jaeger_storage_exporter:
     trace_storage: memstore
+  prometheus:
+    endpoint: 127.0.0.1:%d
 `
 
 // jaegerReady is what the collector logs once every component has started.
@@ -206,15 +220,16 @@ var errJaegerPortTaken = errors.New("a port was taken by another process")
 // until it is ready.
 func (j *Jaeger) start(t testing.TB) error {
 	t.Helper()
-	ports := freeLoopbackPorts(t, 3)
-	queryHTTP, otlpGRPC, otlpHTTP := ports[0], ports[1], ports[2]
-	config := fmt.Sprintf(jaegerConfig, queryHTTP, otlpGRPC, otlpHTTP)
+	ports := freeLoopbackPorts(t, 4)
+	queryHTTP, otlpGRPC, otlpHTTP, prom := ports[0], ports[1], ports[2], ports[3]
+	config := fmt.Sprintf(jaegerConfig, queryHTTP, otlpGRPC, otlpHTTP, prom)
 	if err := os.WriteFile(j.Config, []byte(config), 0o600); err != nil {
 		return err
 	}
 	j.GRPCAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(otlpGRPC))
 	j.HTTPAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(otlpHTTP))
 	j.QueryURL = "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(queryHTTP))
+	j.MetricsURL = "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(prom)) + "/metrics"
 
 	logf, err := os.Create(j.Log)
 	if err != nil {
@@ -523,6 +538,85 @@ func (j *Jaeger) WaitForTrace(t testing.TB, traceID string, n int, timeout time.
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// Metrics returns what the Collector's Prometheus exporter serves now: the
+// metrics received, in the Prometheus text format.
+func (j *Jaeger) Metrics(t testing.TB) string {
+	t.Helper()
+	text, err := j.metrics()
+	if err != nil {
+		t.Fatalf("jaeger: metrics: %v", err)
+	}
+	return text
+}
+
+// WaitForMetric waits until a sample of the metric family name that
+// contains every string of contains (such as `job="mcphost"`) is served,
+// and returns those sample lines of the family (name, or name followed by
+// "_" as in name_bucket, name_count, name_sum), such as
+// `mcp_server_operation_duration_seconds_count{job="mcphost",…} 3`. name
+// is the Prometheus name: mcp.server.operation.duration with unit s is
+// mcp_server_operation_duration_seconds; the resource's service.name is
+// the job label. It fails t, with what is served, if none comes within
+// timeout, a hang guard like WaitForSpans's.
+func (j *Jaeger) WaitForMetric(t testing.TB, name string, timeout time.Duration, contains ...string) []string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		text, err := j.metrics()
+		if err != nil {
+			t.Fatalf("jaeger: metrics: %v", err)
+		}
+		if lines := MetricLines(text, name, contains...); len(lines) > 0 {
+			return lines
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("jaeger: no sample of %s with %q after %v; served:\n%s", name, contains, timeout, text)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// MetricLines returns the sample lines of the metric family name in text
+// (the Prometheus text format) that contain every string of contains, as
+// WaitForMetric does.
+func MetricLines(text, name string, contains ...string) []string {
+	var lines []string
+	for _, line := range strings.Split(text, "\n") {
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		metric, _, _ := strings.Cut(line, " ")
+		metric, _, _ = strings.Cut(metric, "{")
+		if metric != name && !strings.HasPrefix(metric, name+"_") {
+			continue
+		}
+		all := true
+		for _, c := range contains {
+			all = all && strings.Contains(line, c)
+		}
+		if all {
+			lines = append(lines, line)
+		}
+	}
+	return lines
+}
+
+func (j *Jaeger) metrics() (string, error) {
+	resp, err := j.client.Get(j.MetricsURL)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", fmt.Errorf("GET %s: %w", j.MetricsURL, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET %s: HTTP status %d: %s", j.MetricsURL, resp.StatusCode, bytes.TrimSpace(body))
+	}
+	return string(body), nil
 }
 
 func (j *Jaeger) traces(service string) ([]Trace, error) {

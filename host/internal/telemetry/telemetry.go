@@ -156,7 +156,7 @@ func New(ctx context.Context, s Settings, getenv Getenv, version string, logger 
 	}
 	t := Off()
 	if traces == "otlp" {
-		exp, err := spanExporter(ctx, protocol, s.Endpoint)
+		exp, err := spanExporter(ctx, protocol, endpointFor(s.Endpoint, getenv, "TRACES", "/v1/traces"))
 		if err != nil {
 			return nil, err
 		}
@@ -170,7 +170,7 @@ func New(ctx context.Context, s Settings, getenv Getenv, version string, logger 
 		t.tracing = true
 	}
 	if metrics == "otlp" {
-		exp, err := metricExporter(ctx, protocol, s.Endpoint)
+		exp, err := metricExporter(ctx, protocol, endpointFor(s.Endpoint, getenv, "METRICS", "/v1/metrics"))
 		if err != nil {
 			_ = t.Shutdown(ctx)
 			return nil, err
@@ -226,10 +226,41 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// spanExporter makes the OTLP span exporter of protocol; with endpoint
-// "" the exporter reads OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT itself, as it
-// does the headers, timeout and TLS variables.
-func spanExporter(ctx context.Context, protocol, endpoint string) (sdktrace.SpanExporter, error) {
+// endpointFor is the full URL of a signal's OTLP endpoint: the config's
+// (a base URL, to which an http/protobuf exporter adds path), else
+// OTEL_EXPORTER_OTLP_<SIGNAL>_ENDPOINT as it is, else
+// OTEL_EXPORTER_OTLP_ENDPOINT plus path; "" for the exporter's default.
+// Read here, through getenv, rather than by the exporter, so that the
+// config and the environment the host was given agree.
+func endpointFor(configured string, getenv Getenv, signal, path string) endpoint {
+	if configured != "" {
+		return endpoint{base: configured, path: path}
+	}
+	if e := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_" + signal + "_ENDPOINT")); e != "" {
+		return endpoint{base: e}
+	}
+	if e := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_ENDPOINT")); e != "" {
+		return endpoint{base: e, path: path}
+	}
+	return endpoint{}
+}
+
+// endpoint is an OTLP endpoint: base, and for http/protobuf the path to
+// add to it ("" when base is the full URL).
+type endpoint struct{ base, path string }
+
+// url is the endpoint for protocol ("" for the exporter's default).
+func (e endpoint) url(protocol string) string {
+	if e.base == "" || protocol == "grpc" {
+		return e.base
+	}
+	return strings.TrimSuffix(e.base, "/") + e.path
+}
+
+// spanExporter makes the OTLP span exporter of protocol; the exporter
+// reads the headers, timeout and TLS variables itself.
+func spanExporter(ctx context.Context, protocol string, ep endpoint) (sdktrace.SpanExporter, error) {
+	endpoint := ep.url(protocol)
 	var (
 		exp sdktrace.SpanExporter
 		err error
@@ -243,7 +274,7 @@ func spanExporter(ctx context.Context, protocol, endpoint string) (sdktrace.Span
 	} else {
 		var opts []otlptracehttp.Option
 		if endpoint != "" {
-			opts = append(opts, otlptracehttp.WithEndpointURL(strings.TrimSuffix(endpoint, "/")+"/v1/traces"))
+			opts = append(opts, otlptracehttp.WithEndpointURL(endpoint))
 		}
 		exp, err = otlptracehttp.New(ctx, opts...)
 	}
@@ -254,7 +285,8 @@ func spanExporter(ctx context.Context, protocol, endpoint string) (sdktrace.Span
 }
 
 // metricExporter is spanExporter for metrics.
-func metricExporter(ctx context.Context, protocol, endpoint string) (sdkmetric.Exporter, error) {
+func metricExporter(ctx context.Context, protocol string, ep endpoint) (sdkmetric.Exporter, error) {
+	endpoint := ep.url(protocol)
 	var (
 		exp sdkmetric.Exporter
 		err error
@@ -268,7 +300,7 @@ func metricExporter(ctx context.Context, protocol, endpoint string) (sdkmetric.E
 	} else {
 		var opts []otlpmetrichttp.Option
 		if endpoint != "" {
-			opts = append(opts, otlpmetrichttp.WithEndpointURL(strings.TrimSuffix(endpoint, "/")+"/v1/metrics"))
+			opts = append(opts, otlpmetrichttp.WithEndpointURL(endpoint))
 		}
 		exp, err = otlpmetrichttp.New(ctx, opts...)
 	}
