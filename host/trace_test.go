@@ -221,4 +221,10 @@ path = "`+testutil.GoPlugin(t, "plugins/hello")+`"
 	if s.ParentSpanID != metaSpan || s.Attributes["network.transport"] != "pipe" {
 		t.Errorf("tools/call greet without HTTP: parent %q, network.transport %v; want %s, pipe", s.ParentSpanID, s.Attributes["network.transport"], metaSpan)
 	}
+
+	// The metrics of the conventions, through the same backend's
+	// Prometheus view of what it received over OTLP.
+	j.WaitForMetric(t, "mcp_server_operation_duration_seconds_count", 30*time.Second, `mcp_method_name="tools/call"`, `gen_ai_tool_name="greet"`, `network_transport="pipe"`)
+	cs.Close()
+	j.WaitForMetric(t, "mcp_server_session_duration_seconds_count", 30*time.Second, `network_transport="pipe"`)
 }

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -175,7 +176,16 @@ func New(ctx context.Context, s Settings, getenv Getenv, version string, logger 
 			_ = t.Shutdown(ctx)
 			return nil, err
 		}
-		t.mp = sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)))
+		var readerOpts []sdkmetric.PeriodicReaderOption
+		if v := strings.TrimSpace(getenv("OTEL_METRIC_EXPORT_INTERVAL")); v != "" {
+			ms, err := strconv.Atoi(v)
+			if err != nil || ms <= 0 {
+				_ = t.Shutdown(ctx)
+				return nil, fmt.Errorf("telemetry: OTEL_METRIC_EXPORT_INTERVAL %q is not a positive number of milliseconds", v)
+			}
+			readerOpts = append(readerOpts, sdkmetric.WithInterval(time.Duration(ms)*time.Millisecond))
+		}
+		t.mp = sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp, readerOpts...)))
 		m := t.mp.Meter("github.com/mcphost/mcphost")
 		buckets := metric.WithExplicitBucketBoundaries(0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300)
 		if t.OperationDuration, err = m.Float64Histogram("mcp.server.operation.duration", metric.WithUnit("s"),
