@@ -482,3 +482,40 @@ path = %q
 		}
 	}
 }
+
+// BenchmarkCallEchoTraced is BenchmarkCallEcho's mcphost case with every
+// call traced (sampled, exported to an endpoint nobody listens on: spans
+// are made, queued and dropped), beside the same host without tracing: the
+// cost of the spans themselves (BENCHMARKS.md, "Traces").
+func BenchmarkCallEchoTraced(b *testing.B) {
+	for _, traced := range []bool{false, true} {
+		telemetry := ""
+		if traced {
+			telemetry = "[server.telemetry]\ntraces_exporter = \"otlp\"\nendpoint = \"http://127.0.0.1:9\"\nsampler = \"always_on\"\n"
+		}
+		h := newBenchHost(b, `
+[server]
+watch = false
+cache_dir = "`+benchCacheDir(b)+`"
+`+telemetry+`
+[[plugin]]
+name = "everything"
+path = "`+testutil.GoPlugin(b, "plugins/everything")+`"
+max_instances = 2
+`)
+		name := "off"
+		if traced {
+			name = "on"
+		}
+		b.Run(name, func(b *testing.B) {
+			cs := connectInMemory(b, h.Server(), "2025-11-25")
+			args := map[string]any{"text": "hi"}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: args}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ package host
 // hostfn).
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -70,7 +71,9 @@ func (h *Host) traceRequests(next mcp.MethodHandler) mcp.MethodHandler {
 			span.SetAttributes(telemetry.TaskID.String(created.TaskID))
 		}
 		span.End()
-		tel.OperationDuration.Record(ctx, time.Since(began).Seconds(), metric.WithAttributes(attrs...))
+		if tel.Metrics() {
+			tel.OperationDuration.Record(ctx, time.Since(began).Seconds(), metric.WithAttributes(attrs...))
+		}
 		return res, err
 	}
 }
@@ -179,15 +182,37 @@ func (h *Host) markRequestID(r *http.Request, body []byte) {
 	if !h.telemetry.Tracing() {
 		return
 	}
-	var msg struct {
-		ID json.RawMessage `json:"id"`
+	if id := topLevelID(body); id != "" {
+		r.Header.Set(requestIDHeader, id)
 	}
-	if json.Unmarshal(body, &msg) != nil || len(msg.ID) == 0 || string(msg.ID) == "null" {
-		return
+}
+
+// topLevelID returns the "id" member of a JSON-RPC message, "" when it has
+// none; it stops at the id, so the params that follow it (clients put the
+// id first) are not decoded.
+func topLevelID(body []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return ""
 	}
-	id := string(msg.ID)
-	if s, err := strconv.Unquote(id); err == nil {
-		id = s
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return ""
+		}
+		if key == "id" {
+			if string(v) == "null" {
+				return ""
+			}
+			if s, err := strconv.Unquote(string(v)); err == nil {
+				return s
+			}
+			return string(v)
+		}
 	}
-	r.Header.Set(requestIDHeader, id)
+	return ""
 }

@@ -204,6 +204,9 @@ func New(ctx context.Context, s Settings, getenv Getenv, version string, logger 
 // Active reports whether anything is exported: tracing or metrics.
 func (t *Telemetry) Active() bool { return t.tracing || t.mp != nil }
 
+// Metrics reports whether metrics are exported.
+func (t *Telemetry) Metrics() bool { return t.mp != nil }
+
 // Tracing reports whether spans are recorded and exported.
 func (t *Telemetry) Tracing() bool { return t.tracing }
 
