@@ -510,7 +510,10 @@ func TestInterpretedActivationKeepsTheSandbox(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "faulty.wasm"), describeModule(t, testutil.GoPlugin(t, "testdata/plugins/faulty")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := fmt.Sprintf("[server]\nwatch = false\nlock_file = \"off\"\ncache_dir = %q\nbackground_compile = false\n[[plugin]]\nname = \"faulty\"\npath = %q\ntimeout = \"2s\"\nmemory_mb = 64\n",
+	// timeout: the deadline that ends spin, and also what an echo on a
+	// fresh interpreted instance after a fault must fit in: 2 s was
+	// reached under -race on a loaded machine.
+	cfg := fmt.Sprintf("[server]\nwatch = false\nlock_file = \"off\"\ncache_dir = %q\nbackground_compile = false\n[[plugin]]\nname = \"faulty\"\npath = %q\ntimeout = \"6s\"\nmemory_mb = 64\n",
 		cache, filepath.Join(dir, "faulty.wasm"))
 	cfgPath := filepath.Join(dir, "mcphost.toml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
