@@ -339,6 +339,10 @@ func (h *Host) taskMethods(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return h.tasks.serve(ctx, method, r)
 		case "tools/call":
+			if t := targetOf(ctx); t == nil || t.tool.tool.TaskSupport == "" || h.tasks == nil {
+				// The tool never runs as a task: no slot on the hot path.
+				return next(ctx, method, req)
+			}
 			slot := &taskSlot{}
 			res, err := next(context.WithValue(ctx, taskSlotKey{}, slot), method, req)
 			if err == nil && slot.created != nil {
