@@ -199,20 +199,12 @@ func (r *taskRunner) count(event string) {
 // close lets the tasks running here finish until ctx ends, then stops
 // them (they fail: the host shut down), and closes the store.
 func (r *taskRunner) close(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() {
-		for {
-			r.mu.Lock()
-			n := len(r.runs)
-			r.mu.Unlock()
-			if n == 0 || ctx.Err() != nil {
-				close(done)
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
+	for r.running() > 0 && ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-time.After(20 * time.Millisecond):
 		}
-	}()
-	<-done
+	}
 	r.mu.Lock()
 	r.closed = true
 	for _, run := range r.runs {
@@ -339,6 +331,10 @@ func (h *Host) taskMethods(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return h.tasks.serve(ctx, method, r)
 		case "tools/call":
+			if t := targetOf(ctx); t == nil || t.tool.tool.TaskSupport == "" || h.tasks == nil {
+				// The tool never runs as a task: no slot on the hot path.
+				return next(ctx, method, req)
+			}
 			slot := &taskSlot{}
 			res, err := next(context.WithValue(ctx, taskSlotKey{}, slot), method, req)
 			if err == nil && slot.created != nil {

@@ -246,7 +246,8 @@ func (inst *instance) callExport(ctx context.Context, export string, input []byt
 	}
 	defer inst.beginIO(input)()
 	if inst.sleep != nil {
-		defer inst.sleep.during(ctx)()
+		inst.sleep.begin(ctx)
+		defer inst.sleep.end()
 	}
 	if d.ready() {
 		return inst.results(inst.callDirect(ctx, export, input))

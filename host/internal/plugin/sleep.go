@@ -14,12 +14,18 @@ import (
 // cancellation (a cancelled task) wakes it. Outside a call (a start
 // function) it still returns at once.
 type sleeper struct {
-	done atomic.Pointer[<-chan struct{}] // the running call's ctx.Done(), nil between calls
+	// done holds the running call's ctx.Done(), a nil channel between
+	// calls. A channel is pointer-shaped: storing it allocates nothing, on
+	// a path every call takes.
+	done atomic.Value
 }
+
+// noCall is what done holds between calls.
+var noCall = (<-chan struct{})(nil)
 
 // sleep is the wazero sys.Nanosleep of the instance.
 func (s *sleeper) sleep(ns int64) {
-	done := s.done.Load()
+	done, _ := s.done.Load().(<-chan struct{})
 	if done == nil || ns <= 0 {
 		return
 	}
@@ -27,14 +33,13 @@ func (s *sleeper) sleep(ns int64) {
 	defer t.Stop()
 	select {
 	case <-t.C:
-	case <-*done:
+	case <-done:
 	}
 }
 
-// during lets the instance sleep while ctx lasts; the function it returns
-// ends that, when the call returns.
-func (s *sleeper) during(ctx context.Context) func() {
-	done := ctx.Done()
-	s.done.Store(&done)
-	return func() { s.done.Store(nil) }
-}
+// begin lets the instance sleep while ctx lasts; end ends that, when the
+// call returns.
+func (s *sleeper) begin(ctx context.Context) { s.done.Store(ctx.Done()) }
+
+// end: see begin.
+func (s *sleeper) end() { s.done.Store(noCall) }
