@@ -10,9 +10,7 @@ package host
 // hostfn).
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -187,32 +185,124 @@ func (h *Host) markRequestID(r *http.Request, body []byte) {
 	}
 }
 
+// maxRequestIDLength bounds the jsonrpc.request.id a span carries: a
+// longer id (a client may send a megabyte of string) is left out.
+const maxRequestIDLength = 256
+
 // topLevelID returns the "id" member of a JSON-RPC message, "" when it has
-// none; it stops at the id, so the params that follow it (clients put the
-// id first) are not decoded.
+// none, when it is null or longer than maxRequestIDLength, or when the
+// message is not well-formed up to it. It scans without decoding and stops
+// at the id, so the params that follow it (clients put the id first) are
+// only skipped when they come before it; go-sdk decodes and checks the
+// whole message afterwards.
 func topLevelID(body []byte) string {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+	i := skipSpace(body, 0)
+	if i >= len(body) || body[i] != '{' {
 		return ""
 	}
-	for dec.More() {
-		key, err := dec.Token()
-		if err != nil {
+	i++
+	for {
+		i = skipSpace(body, i)
+		if i >= len(body) || body[i] != '"' {
 			return ""
 		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
+		keyEnd := skipString(body, i)
+		if keyEnd < 0 {
 			return ""
 		}
-		if key == "id" {
-			if string(v) == "null" {
+		key := body[i+1 : keyEnd-1]
+		i = skipSpace(body, keyEnd)
+		if i >= len(body) || body[i] != ':' {
+			return ""
+		}
+		i = skipSpace(body, i+1)
+		valueEnd := skipValue(body, i)
+		if valueEnd < 0 {
+			return ""
+		}
+		if string(key) == "id" {
+			v := body[i:valueEnd]
+			switch {
+			case len(v) > maxRequestIDLength || string(v) == "null":
 				return ""
-			}
-			if s, err := strconv.Unquote(string(v)); err == nil {
-				return s
+			case v[0] == '"':
+				if s, err := strconv.Unquote(string(v)); err == nil {
+					return s
+				}
+				return ""
 			}
 			return string(v)
 		}
+		i = skipSpace(body, valueEnd)
+		if i >= len(body) || body[i] != ',' {
+			return ""
+		}
+		i++
 	}
-	return ""
+}
+
+// skipSpace returns the index of the first byte at or after i that is not
+// JSON whitespace.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the JSON string that starts at
+// b[i] (a '"'), or -1 when it does not end.
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return -1
+}
+
+// skipValue returns the index just past the JSON value that starts at
+// b[i], or -1 when it does not end. Objects and arrays are skipped by
+// counting brackets outside strings (at most 1,000 deep); scalars end at
+// the next delimiter.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				if i = skipString(b, i); i < 0 {
+					return -1
+				}
+				continue
+			case '{', '[':
+				if depth++; depth > 1000 {
+					return -1
+				}
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return -1
+	}
+	start := i
+	for i < len(b) && !strings.ContainsRune(",}] \t\r\n", rune(b[i])) {
+		i++
+	}
+	if i == start {
+		return -1
+	}
+	return i
 }

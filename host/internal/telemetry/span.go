@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"encoding/hex"
 	"net/http"
 
 	"go.opentelemetry.io/otel/propagation"
@@ -35,12 +36,22 @@ func Inject(ctx context.Context, h http.Header) {
 }
 
 // TraceParent returns the W3C traceparent and tracestate of ctx's span,
-// "" when none is recorded: for the plugin's envelope (ABI.md §16).
+// "" when none is recorded: for the plugin's envelope (ABI.md §16). It
+// writes the header as propagation.TraceContext does (version 00), in one
+// allocation instead of a carrier map's.
 func TraceParent(ctx context.Context) (traceparent, tracestate string) {
-	if !trace.SpanFromContext(ctx).IsRecording() {
+	span := trace.SpanFromContext(ctx)
+	if !span.IsRecording() {
 		return "", ""
 	}
-	c := propagation.MapCarrier{}
-	propagation.TraceContext{}.Inject(ctx, c)
-	return c["traceparent"], c["tracestate"]
+	sc := span.SpanContext()
+	var b [55]byte // 00-<32 hex>-<16 hex>-<2 hex>
+	tid, sid := sc.TraceID(), sc.SpanID()
+	copy(b[:], "00-")
+	hex.Encode(b[3:35], tid[:])
+	b[35] = '-'
+	hex.Encode(b[36:52], sid[:])
+	b[52] = '-'
+	hex.Encode(b[53:55], []byte{byte(sc.TraceFlags() & trace.FlagsSampled)})
+	return string(b[:]), sc.TraceState().String()
 }

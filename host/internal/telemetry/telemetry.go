@@ -166,7 +166,8 @@ func New(ctx context.Context, s Settings, getenv Getenv, version string, logger 
 			return nil, err
 		}
 		t.processor = newExportProcessor(exp, logger)
-		t.tp = sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSampler(sampler), sdktrace.WithSpanProcessor(t.processor))
+		t.tp = sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSampler(sampler),
+			sdktrace.WithIDGenerator(idGenerator{}), sdktrace.WithSpanProcessor(t.processor))
 		t.Tracer = t.tp.Tracer("github.com/mcphost/mcphost")
 		t.tracing = true
 	}
