@@ -711,7 +711,10 @@ func (h *Host) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, grac
 	calls := newStdioCalls()
 	w := &syncWriter{w: out, calls: calls}
 	filter := newStdioBatches(in, w, calls, h.logger)
-	t := &mcp.IOTransport{Reader: io.NopCloser(filter), Writer: nopWriteCloser{w}}
+	var t mcp.Transport = &mcp.IOTransport{Reader: io.NopCloser(filter), Writer: nopWriteCloser{w}}
+	if h.telemetry.Tracing() {
+		t = tracedStdio{t}
+	}
 	ss, err := h.server.Connect(ctx, t, nil)
 	filter.connect(ss)
 	if err != nil {

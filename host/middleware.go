@@ -180,6 +180,7 @@ func (h *Host) guardBatches(next http.Handler) http.Handler {
 			return
 		}
 		r.Header.Del(requestIDHeader) // the host's own (trace.go)
+		r.Header.Del(stdioHeader)
 		if isBatch(body) {
 			refusal := h.httpBatchRefusal(r)
 			if refusal == "" {

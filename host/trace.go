@@ -33,6 +33,70 @@ import (
 // middleware). A client's own value is removed first.
 const requestIDHeader = "Mcphost-Jsonrpc-Id"
 
+// stdioHeader marks the RequestExtra that tracedStdio gives a request read
+// from stdio, which has no HTTP header of its own: its transport is
+// "pipe". H3 removes a client's own value over HTTP.
+const stdioHeader = "Mcphost-Stdio"
+
+// tracedStdio wraps the stdio transport while tracing, so that a request
+// read from stdio carries its JSON-RPC id to its span as one over HTTP
+// does (go-sdk hands middleware the request's Extra, never its id).
+type tracedStdio struct{ mcp.Transport }
+
+// Connect implements mcp.Transport.
+func (t tracedStdio) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return requestIDConnection{c}, nil
+}
+
+// requestIDConnection puts each call's JSON-RPC id into its Extra.
+type requestIDConnection struct{ mcp.Connection }
+
+// Read implements mcp.Connection.
+func (c requestIDConnection) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Extra == nil {
+		header := http.Header{stdioHeader: {"1"}}
+		if id := requestIDString(req.ID); id != "" {
+			header.Set(requestIDHeader, id)
+		}
+		req.Extra = &mcp.RequestExtra{Header: header}
+	}
+	return msg, err
+}
+
+// requestIDString is a JSON-RPC id as a span attribute: the string, or
+// the number in decimal; "" for an id over maxRequestIDLength.
+func requestIDString(id jsonrpc.ID) string {
+	var s string
+	switch v := id.Raw().(type) {
+	case string:
+		s = v
+	case int64:
+		s = strconv.FormatInt(v, 10)
+	case float64:
+		s = strconv.FormatFloat(v, 'g', -1, 64)
+	default:
+		return ""
+	}
+	if len(s) > maxRequestIDLength {
+		return ""
+	}
+	return s
+}
+
+// networkTransport is a request's network.transport: "pipe" for stdio,
+// "tcp" for HTTP.
+func networkTransport(extra *mcp.RequestExtra) string {
+	if extra == nil || extra.Header == nil || extra.Header.Get(stdioHeader) != "" {
+		return "pipe"
+	}
+	return "tcp"
+}
+
 // traceRequests is the first of the host's middleware (M0): the span and
 // the duration of every request.
 func (h *Host) traceRequests(next mcp.MethodHandler) mcp.MethodHandler {
@@ -102,14 +166,13 @@ func requestAttributes(method string, req mcp.Request) []attribute.KeyValue {
 	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.ID() != "" {
 		attrs = append(attrs, telemetry.SessionID.String(ss.ID()))
 	}
-	transport := "pipe" // stdio
-	if extra := req.GetExtra(); extra != nil && extra.Header != nil {
-		transport = "tcp"
+	extra := req.GetExtra()
+	if extra != nil && extra.Header != nil {
 		if id := extra.Header.Get(requestIDHeader); id != "" {
 			attrs = append(attrs, telemetry.RequestID.String(id))
 		}
 	}
-	return append(attrs, telemetry.Transport.String(transport))
+	return append(attrs, telemetry.Transport.String(networkTransport(extra)))
 }
 
 // traceCarrier is where a request's trace context is: its params._meta
@@ -128,7 +191,7 @@ func traceCarrier(req mcp.Request) propagation.TextMapCarrier {
 			}
 		}
 	}
-	if extra := req.GetExtra(); extra != nil && extra.Header != nil {
+	if extra := req.GetExtra(); networkTransport(extra) == "tcp" {
 		return propagation.HeaderCarrier(extra.Header)
 	}
 	return propagation.MapCarrier{}
@@ -161,10 +224,7 @@ func (h *Host) timeSession(req mcp.Request) {
 		return
 	}
 	began := time.Now()
-	transport := "pipe"
-	if extra := req.GetExtra(); extra != nil && extra.Header != nil {
-		transport = "tcp"
-	}
+	transport := networkTransport(req.GetExtra())
 	go func() {
 		_ = ss.Wait()
 		h.telemetry.SessionDuration.Record(context.Background(), time.Since(began).Seconds(),
@@ -176,7 +236,6 @@ func (h *Host) timeSession(req mcp.Request) {
 // requestIDHeader, for its span; only when tracing, since it decodes the
 // body once more.
 func (h *Host) markRequestID(r *http.Request, body []byte) {
-	r.Header.Del(requestIDHeader)
 	if !h.telemetry.Tracing() {
 		return
 	}

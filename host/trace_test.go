@@ -159,9 +159,9 @@ func waitForSpan(t *testing.T, j *testutil.Jaeger, service, name string) testuti
 
 // TestTraceContextFromTheHTTPHeaderAndTheEnvironment: switched on by the
 // OTEL_* variables alone, a stateless request without _meta.traceparent
-// takes its parent from the HTTP traceparent header; a client over a
-// transport without headers (stdio, here in memory) gets its parent from
-// _meta only, and network.transport pipe.
+// takes its parent from the HTTP traceparent header; a client over stdio
+// (ServeStdio, on pipes) gets its parent from _meta only, its span
+// jsonrpc.request.id as over HTTP, and network.transport pipe.
 func TestTraceContextFromTheHTTPHeaderAndTheEnvironment(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Jaeger; skipped in -short mode")
@@ -196,7 +196,7 @@ path = "`+testutil.GoPlugin(t, "plugins/hello")+`"
 	req, _ := http.NewRequestWithContext(t.Context(), "POST", endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":"req-7","method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"x","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`))
 	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
 		"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "echo",
-		"traceparent": "00-" + headerTrace + "-" + headerSpan + "-01", "Mcphost-Jsonrpc-Id": "forged"} {
+		"traceparent": "00-" + headerTrace + "-" + headerSpan + "-01", "Mcphost-Jsonrpc-Id": "forged", "Mcphost-Stdio": "1"} {
 		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -206,20 +206,32 @@ path = "`+testutil.GoPlugin(t, "plugins/hello")+`"
 	resp.Body.Close()
 	tr := j.WaitForTrace(t, headerTrace, 2, 30*time.Second)
 	s := tr.Span(t, "tools/call echo")
-	if s.ParentSpanID != headerSpan || s.Attributes["jsonrpc.request.id"] != "req-7" || s.Attributes["mcp.protocol.version"] != "2026-07-28" {
-		t.Errorf("tools/call echo over HTTP: parent %q, jsonrpc.request.id %v, version %v; want %s, req-7 (not the forged header), 2026-07-28",
-			s.ParentSpanID, s.Attributes["jsonrpc.request.id"], s.Attributes["mcp.protocol.version"], headerSpan)
+	if s.ParentSpanID != headerSpan || s.Attributes["jsonrpc.request.id"] != "req-7" || s.Attributes["mcp.protocol.version"] != "2026-07-28" ||
+		s.Attributes["network.transport"] != "tcp" {
+		t.Errorf("tools/call echo over HTTP: parent %q, jsonrpc.request.id %v, version %v, network.transport %v; want %s, req-7, 2026-07-28, tcp (not the forged headers)",
+			s.ParentSpanID, s.Attributes["jsonrpc.request.id"], s.Attributes["mcp.protocol.version"], s.Attributes["network.transport"], headerSpan)
 	}
 
 	const metaTrace, metaSpan = "11111111111111111111111111111111", "2222222222222222"
-	cs := connect(t, h, nil, "2025-11-25")
+	stdio, serverW, clientW, served := serveStdioPipes(t.Context(), h, time.Second)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "stdio", Version: "1"}, nil).Connect(t.Context(), stdio, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		clientW.Close()
+		serverW.Close()
+		<-served
+	})
 	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "greet", Arguments: map[string]any{"name": "pipe"},
 		Meta: mcp.Meta{"traceparent": "00-" + metaTrace + "-" + metaSpan + "-01"}}); err != nil {
 		t.Fatal(err)
 	}
 	s = j.WaitForTrace(t, metaTrace, 2, 30*time.Second).Span(t, "tools/call greet")
-	if s.ParentSpanID != metaSpan || s.Attributes["network.transport"] != "pipe" {
-		t.Errorf("tools/call greet without HTTP: parent %q, network.transport %v; want %s, pipe", s.ParentSpanID, s.Attributes["network.transport"], metaSpan)
+	// go-sdk's client numbers its calls: initialize is 1, this call 2.
+	if s.ParentSpanID != metaSpan || s.Attributes["network.transport"] != "pipe" || s.Attributes["jsonrpc.request.id"] != "2" {
+		t.Errorf("tools/call greet over stdio: parent %q, network.transport %v, jsonrpc.request.id %v; want %s, pipe, 2",
+			s.ParentSpanID, s.Attributes["network.transport"], s.Attributes["jsonrpc.request.id"], metaSpan)
 	}
 
 	// The metrics of the conventions, through the same backend's
