@@ -20,10 +20,15 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcphost/mcphost/host/internal/telemetry"
 )
 
 // maxInputRounds is how many times one request of a client before
@@ -84,7 +89,7 @@ func inputRounds[P mcp.Params, R any](ctx context.Context, what string, req *mcp
 	retry func(P, mcp.InputResponseMap, string) P,
 ) (R, error) {
 	for n := 1; ; n++ {
-		res, err := round(ctx, req)
+		res, err := callRound(ctx, n, req, round)
 		if err != nil {
 			return res, err
 		}
@@ -110,6 +115,24 @@ func inputRounds[P mcp.Params, R any](ctx context.Context, what string, req *mcp
 		}
 		req = &mcp.ServerRequest[P]{Session: req.Session, Params: retry(req.Params, answers, state), Extra: req.Extra}
 	}
+}
+
+// callRound calls round; from the second round on, in a span of its own
+// ("round N", mcphost.round), so that a trace shows which call of the
+// plugin came after which answers. The first round, which every request
+// has, gets none.
+func callRound[P mcp.Params, R any](ctx context.Context, n int, req *mcp.ServerRequest[P],
+	round func(context.Context, *mcp.ServerRequest[P]) (R, error)) (R, error) {
+	if n == 1 {
+		return round(ctx, req)
+	}
+	ctx, span := telemetry.Start(ctx, "round "+strconv.Itoa(n), trace.WithAttributes(telemetry.Round.Int(n)))
+	defer span.End()
+	res, err := round(ctx, req)
+	if err != nil {
+		span.SetStatus(codes.Error, err.Error())
+	}
+	return res, err
 }
 
 // askClient sends each of a round's input requests to the client, all at
@@ -159,7 +182,20 @@ func askClient(ctx context.Context, ss *mcp.ServerSession, requests mcp.InputReq
 
 // askOne sends one input request to the client with the request of its
 // older revision (elicitation/create, sampling/createMessage, roots/list).
-func askOne(ctx context.Context, ss *mcp.ServerSession, ir mcp.InputRequest) (mcp.InputResponse, error) {
+// Each is a CLIENT span named by the method (the server is the client of
+// this request).
+func askOne(ctx context.Context, ss *mcp.ServerSession, ir mcp.InputRequest) (res mcp.InputResponse, err error) {
+	method := inputMethod(ir)
+	if method == "" {
+		return nil, fmt.Errorf("unknown input request type %T", ir)
+	}
+	ctx, span := telemetry.Start(ctx, method, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(telemetry.MethodName.String(method)))
+	defer func() {
+		if err != nil {
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}()
 	switch p := ir.(type) {
 	case *mcp.ElicitParams:
 		return ss.Elicit(ctx, p)
@@ -167,11 +203,23 @@ func askOne(ctx context.Context, ss *mcp.ServerSession, ir mcp.InputRequest) (mc
 		return ss.CreateMessageWithTools(ctx, p)
 	case *mcp.CreateMessageParams:
 		return ss.CreateMessageWithTools(ctx, samplingWithTools(p))
-	case *mcp.ListRootsParams:
-		return ss.ListRoots(ctx, p)
-	default:
-		return nil, fmt.Errorf("unknown input request type %T", ir)
+	default: // *mcp.ListRootsParams
+		return ss.ListRoots(ctx, ir.(*mcp.ListRootsParams))
 	}
+}
+
+// inputMethod is the method of the older revision that asks ir, "" for a
+// request the host does not know.
+func inputMethod(ir mcp.InputRequest) string {
+	switch ir.(type) {
+	case *mcp.ElicitParams:
+		return "elicitation/create"
+	case *mcp.CreateMessageWithToolsParams, *mcp.CreateMessageParams:
+		return "sampling/createMessage"
+	case *mcp.ListRootsParams:
+		return "roots/list"
+	}
+	return ""
 }
 
 // samplingWithTools is a sampling request in the shape go-sdk sends and

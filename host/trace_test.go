@@ -47,9 +47,12 @@ func tracesReachABackend(t *testing.T, protocol string) {
 	}))
 	t.Cleanup(api.Close)
 
+	// max_idle_code_mb = 0: the first call's activation reads and compiles
+	// the module instead of taking the code the load's describe kept.
 	h, logs := newHost(t, fmt.Sprintf(`
 [server]
 watch = false
+max_idle_code_mb = 0
 [server.telemetry]
 traces_exporter = "otlp"
 endpoint = %q
@@ -104,6 +107,20 @@ allow_private_network = true
 	activate := tr.Span(t, "activate hello")
 	if call.ParentSpanID != server.SpanID || wait.ParentSpanID != server.SpanID || activate.ParentSpanID != wait.SpanID {
 		t.Errorf("span tree: %s", tr.Summary())
+	}
+	// The activation's steps: reading the module, then compiling it (or
+	// preparing the interpreter, which the host may choose first).
+	if src := activate.Attributes["mcphost.activation.source"]; src == "kept compiled code" {
+		t.Errorf("the activation took kept code although max_idle_code_mb = 0")
+	}
+	tr = j.WaitForTrace(t, clientTrace, 5, 30*time.Second)
+	read := tr.Span(t, "read module hello")
+	compiled := tr.Named("compile hello")
+	if len(compiled) == 0 {
+		compiled = []testutil.Span{tr.Span(t, "prepare interpreter hello")}
+	}
+	if read.ParentSpanID != activate.SpanID || len(compiled) != 1 || compiled[0].ParentSpanID != activate.SpanID {
+		t.Errorf("activation steps are not children of %q: %s", activate.SpanID, tr.Summary())
 	}
 
 	// A tool error: error.type tool_error.
@@ -239,4 +256,60 @@ path = "`+testutil.GoPlugin(t, "plugins/hello")+`"
 	j.WaitForMetric(t, "mcp_server_operation_duration_seconds_count", 30*time.Second, `mcp_method_name="tools/call"`, `gen_ai_tool_name="greet"`, `network_transport="pipe"`)
 	cs.Close()
 	j.WaitForMetric(t, "mcp_server_session_duration_seconds_count", 30*time.Second, `network_transport="pipe"`)
+}
+
+// TestTracedRoundsOfAnOlderClient: a tool asking for input twice, called
+// by a 2025-11-25 client: under the request's span, the first call of the
+// plugin, then for each answer an elicitation/create the host sends the
+// client (a CLIENT span) and a "round N" span (2, 3) with the next call of
+// the plugin under it.
+func TestTracedRoundsOfAnOlderClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Jaeger; skipped in -short mode")
+	}
+	j := testutil.StartJaeger(t)
+	const service = "mcphost-rounds-test"
+	h, _ := newHost(t, fmt.Sprintf(`
+[server]
+watch = false
+[server.telemetry]
+traces_exporter = "otlp"
+endpoint = %q
+protocol = %q
+service_name = %q
+sampler = "always_on"
+[[plugin]]
+name = "everything"
+path = %q
+`, j.Endpoint(testutil.OTLPHTTP), testutil.OTLPHTTP, service, testutil.GoPlugin(t, "plugins/everything")))
+	e := multiRoundAnswers()
+	cs := connect(t, h, olderClientOptions(e), "2025-11-25")
+	const clientTrace = "5bf92f3577b34da6a3ce929d0e0e4737"
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "test_input_required_result_multi_round", Arguments: map[string]any{},
+		Meta: mcp.Meta{"traceparent": "00-" + clientTrace + "-00f067aa0ba902b7-01"}})
+	if err != nil || res.IsError {
+		t.Fatalf("call: %v %+v", err, res)
+	}
+	// The request, 3 Wasm calls, 2 elicitations, rounds 2 and 3.
+	tr := j.WaitForTrace(t, clientTrace, 8, 30*time.Second)
+	server := tr.Span(t, "tools/call test_input_required_result_multi_round")
+	asks := tr.Named("elicitation/create")
+	if len(asks) != 2 || len(tr.Named("everything call_tool")) != 3 {
+		t.Fatalf("%d elicitation/create and %d call_tool spans, want 2 and 3: %s", len(asks), len(tr.Named("everything call_tool")), tr.Summary())
+	}
+	for _, a := range asks {
+		if a.Kind != "client" || a.ParentSpanID != server.SpanID || a.Attributes["mcp.method.name"] != "elicitation/create" {
+			t.Errorf("elicitation/create: kind %s, parent %s, mcp.method.name %v; want client, the request's span %s",
+				a.Kind, a.ParentSpanID, a.Attributes["mcp.method.name"], server.SpanID)
+		}
+	}
+	for _, name := range []string{"round 2", "round 3"} {
+		round := tr.Span(t, name)
+		children := tr.Children(round)
+		if round.ParentSpanID != server.SpanID || round.Attributes["mcphost.round"] == nil ||
+			len(children) != 1 || children[0].Name != "everything call_tool" {
+			t.Errorf("%s: parent %s (want %s), mcphost.round %v, children %d (want the plugin's call): %s",
+				name, round.ParentSpanID, server.SpanID, round.Attributes["mcphost.round"], len(children), tr.Summary())
+		}
+	}
 }

@@ -302,23 +302,43 @@ func (p *Plugin) activate(pending *pendingActivation, interpretAllowed bool) {
 	if p.beforeActivate != nil {
 		p.beforeActivate()
 	}
-	_, span := telemetry.Start(trace.ContextWithSpan(p.lifetime, pending.waited), "activate "+p.name,
+	spanCtx, span := telemetry.Start(trace.ContextWithSpan(p.lifetime, pending.waited), "activate "+p.name,
 		trace.WithAttributes(telemetry.Plugin.String(p.name)))
 	defer span.End()
+	// step runs one part of the activation in a child span of its own; its
+	// ctx is the plugin's lifetime with that span.
+	step := func(name string, f func(ctx context.Context) error) error {
+		ctx, s := telemetry.Start(spanCtx, name+" "+p.name, trace.WithAttributes(telemetry.Plugin.String(p.name)))
+		err := f(ctx)
+		if err != nil {
+			s.SetStatus(codes.Error, err.Error())
+		}
+		s.End()
+		return err
+	}
 	source := "kept compiled code"
 	a, err := p.takeKept(), error(nil)
 	if a == nil {
 		interpret := interpretAllowed && p.interpretFirst()
 		var wasm []byte
-		wasm, err = p.activationSource()
+		err = step("read module", func(context.Context) (err error) {
+			wasm, err = p.activationSource()
+			return err
+		})
 		switch {
 		case err != nil:
 		case interpret:
 			source = "interpreted"
-			a, err = p.interpretActivation(p.lifetime, wasm) // interpret.go
+			err = step("prepare interpreter", func(ctx context.Context) (err error) {
+				a, err = p.interpretActivation(ctx, wasm) // interpret.go
+				return err
+			})
 		default:
 			source = "compiled (or read from the compilation cache)"
-			a, err = p.compileActivation(p.lifetime, wasm)
+			err = step("compile", func(ctx context.Context) (err error) {
+				a, err = p.compileActivation(ctx, wasm)
+				return err
+			})
 		}
 	}
 	span.SetAttributes(attribute.String("mcphost.activation.source", source))
@@ -328,10 +348,15 @@ func (p *Plugin) activate(pending *pendingActivation, interpretAllowed bool) {
 		}
 	}()
 	if err == nil && p.described != nil {
-		err = p.firstActivation(p.lifetime, a) // describe.go
+		err = step("check description", func(ctx context.Context) error {
+			return p.firstActivation(ctx, a) // describe.go
+		})
 	}
-	if err == nil {
-		p.warm(p.lifetime, a)
+	if err == nil && p.minInstances > 0 {
+		_ = step("warm instances", func(ctx context.Context) error {
+			p.warm(ctx, a)
+			return nil
+		})
 	}
 	p.actMu.Lock()
 	p.activating = nil

@@ -53,6 +53,8 @@ const (
 	Export = attribute.Key("mcphost.plugin.export")
 	// TaskID is the id of the task (Tasks extension) a span belongs to.
 	TaskID = attribute.Key("mcphost.task.id")
+	// Round numbers the rounds of a multi-round-trip request (2 and on).
+	Round = attribute.Key("mcphost.round")
 )
 
 // Settings is [server.telemetry]. A field left empty falls back to its
