@@ -258,12 +258,13 @@ path = "`+testutil.GoPlugin(t, "plugins/hello")+`"
 	j.WaitForMetric(t, "mcp_server_session_duration_seconds_count", 30*time.Second, `network_transport="pipe"`)
 }
 
-// TestTracedRoundsOfAnOlderClient: a tool asking for input twice, called
+// TestTracedRoundsResourcesPromptsCompletions: a tool asking for input twice, called
 // by a 2025-11-25 client: under the request's span, the first call of the
 // plugin, then for each answer an elicitation/create the host sends the
 // client (a CLIENT span) and a "round N" span (2, 3) with the next call of
-// the plugin under it.
-func TestTracedRoundsOfAnOlderClient(t *testing.T) {
+// the plugin under it. Then a resource read, a prompt and a completion:
+// each a SERVER span with its target and the plugin's call under it.
+func TestTracedRoundsResourcesPromptsCompletions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Jaeger; skipped in -short mode")
 	}
@@ -312,4 +313,34 @@ path = %q
 				name, round.ParentSpanID, server.SpanID, round.Attributes["mcphost.round"], len(children), tr.Summary())
 		}
 	}
+
+	checkServed := func(name, export string, attrs map[string]any, call func(context.Context) error) {
+		t.Helper()
+		if err := call(t.Context()); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		s := waitForSpan(t, j, service, name)
+		for k, want := range attrs {
+			if s.Attributes[k] != want {
+				t.Errorf("%s: %s = %v, want %v", name, k, s.Attributes[k], want)
+			}
+		}
+		tr := j.WaitForTrace(t, s.TraceID, 2, 30*time.Second)
+		if c := tr.Named("everything " + export); len(c) != 1 || c[0].ParentSpanID != s.SpanID || s.Kind != "server" {
+			t.Errorf("%s: kind %s, want server with one everything %s under it: %s", name, s.Kind, export, tr.Summary())
+		}
+	}
+	checkServed("resources/read test://static-text", "read_resource", map[string]any{"mcp.resource.uri": "test://static-text"}, func(ctx context.Context) error {
+		_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://static-text"})
+		return err
+	})
+	checkServed("prompts/get test_simple_prompt", "get_prompt", map[string]any{"gen_ai.prompt.name": "test_simple_prompt"}, func(ctx context.Context) error {
+		_, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "test_simple_prompt"})
+		return err
+	})
+	checkServed("completion/complete", "complete", map[string]any{"mcp.method.name": "completion/complete"}, func(ctx context.Context) error {
+		_, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "test_prompt_with_arguments"},
+			Argument: mcp.CompleteParamsArgument{Name: "arg1", Value: "a"}})
+		return err
+	})
 }
