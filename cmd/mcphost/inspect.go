@@ -85,6 +85,7 @@ const pluginUsage = `Usage:
   mcphost plugin describe [--check] FILE.wasm            write what a plugin offers into its module, so hosts list it without compiling
   mcphost plugin warm [--config FILE]                    compile every plugin of a config into its cache_dir (for images that start warm)
   mcphost plugin new --lang go|c|rust|as|wat NAME [DIR]  scaffold a plugin that builds and loads as is
+  mcphost plugin build [-o FILE.wasm] [DIR]              build the plugin in DIR, whatever its language
   mcphost plugin accept [--config FILE] [NAME...]        accept plugins' changed tool definitions (lock file)
   mcphost plugin push [--asks-…] FILE.wasm oci://R/P:TAG  publish a plugin to a registry (with the grants it asks for)
   mcphost plugin sign --key KEY.pem oci://R/P:TAG        sign a plugin in a registry (Sigstore bundle, key-based)
@@ -97,7 +98,7 @@ mcphost plugin SUBCOMMAND --help describes a subcommand's flags.
 func runPlugin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, pluginUsage)
-		return &usageError{"plugin: expected a subcommand: inspect, test, describe, warm, new, accept, push, sign, pull, update"}
+		return &usageError{"plugin: expected a subcommand: inspect, test, describe, warm, new, build, accept, push, sign, pull, update"}
 	}
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
@@ -113,6 +114,8 @@ func runPlugin(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return runWarm(ctx, args[1:], stdout, stderr)
 	case "new":
 		return runNew(args[1:], stdout, stderr)
+	case "build":
+		return runBuild(ctx, args[1:], stdout, stderr)
 	case "accept":
 		return runAccept(ctx, args[1:], stdout, stderr)
 	case "push":
@@ -125,7 +128,7 @@ func runPlugin(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return runSign(ctx, args[1:], stdout, stderr)
 	default:
 		fmt.Fprint(stderr, pluginUsage)
-		return &usageError{fmt.Sprintf("plugin: unknown subcommand %q (expected inspect, test, describe, warm, new, accept, push, sign, pull, update)", args[0])}
+		return &usageError{fmt.Sprintf("plugin: unknown subcommand %q (expected inspect, test, describe, warm, new, build, accept, push, sign, pull, update)", args[0])}
 	}
 }
 

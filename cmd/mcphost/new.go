@@ -90,11 +90,7 @@ func runNew(args []string, stdout, stderr io.Writer) error {
 	for _, f := range written {
 		fmt.Fprintf(stdout, "wrote %s\n", f)
 	}
-	if tmplDir == "go" {
-		fmt.Fprintf(stdout, "next: build it as %s/README.md says, add a [[plugin]] table, run mcphost validate\n", dir)
-	} else {
-		fmt.Fprintf(stdout, "next: build it with %s/build.sh (%s/README.md says what it needs), add a [[plugin]] table, run mcphost validate\n", dir, dir)
-	}
+	fmt.Fprintf(stdout, "next: build it with `mcphost plugin build %s` (%s/README.md says what it needs), add a [[plugin]] table, run mcphost validate\n", dir, dir)
 	return nil
 }
 

@@ -52,11 +52,18 @@ Usage:
   mcphost plugin inspect [--json] FILE.wasm              what a plugin offers and would need granted
   mcphost plugin test [--args TOOL=JSON]... FILE.wasm    call everything a plugin offers, check the replies
   mcphost plugin new --lang go|c|rust|as|wat NAME [DIR]  scaffold a plugin that builds and loads as is
+  mcphost plugin build [-o FILE.wasm] [DIR]              build the plugin in DIR, whatever its language
+  mcphost plugin describe [--check] FILE.wasm            write what a plugin offers into its module
+  mcphost plugin warm [--config FILE]                    compile every plugin of a config into its cache_dir
   mcphost plugin accept [--config FILE] [NAME...]        accept plugins' changed tool definitions (lock file)
+  mcphost plugin push FILE.wasm oci://R/P:TAG            publish a plugin to an OCI registry
+  mcphost plugin sign --key KEY.pem oci://R/P:TAG        sign a plugin in a registry (Sigstore bundle)
+  mcphost plugin pull [--config FILE] REF                fetch a plugin into the plugin store
+  mcphost plugin update [--config FILE] [NAME...]        resolve registry tags again and pin what they name now
   mcphost version                                        print the version
 
 FILE defaults to ./mcphost.toml. Logs go to stderr; stdout carries only MCP messages.
-mcphost COMMAND --help describes a command's flags.
+mcphost COMMAND --help (or mcphost plugin SUBCOMMAND --help) describes its flags.
 `
 
 // run is the whole CLI; main only supplies the process's context, arguments
