@@ -92,6 +92,18 @@ func TestHelpIsNotAnError(t *testing.T) {
 			t.Errorf("mcphost %s = %v\nstdout:\n%s\nstderr:\n%s\nwant stdout to contain %q", strings.Join(tc.args, " "), err, out, stderr, tc.want)
 		}
 	}
+	// mcphost --help and plugin --help name every plugin subcommand, and
+	// each subcommand answers --help.
+	top, _, _ := runCLI(t, "--help")
+	plugin, _, _ := runCLI(t, "plugin", "--help")
+	for _, sub := range []string{"inspect", "test", "describe", "warm", "new", "build", "accept", "push", "sign", "pull", "update"} {
+		if !strings.Contains(top, "mcphost plugin "+sub+" ") || !strings.Contains(plugin, "mcphost plugin "+sub+" ") {
+			t.Errorf("mcphost --help or plugin --help does not list plugin %s", sub)
+		}
+		if out, _, err := runCLI(t, "plugin", sub, "--help"); err != nil || !strings.Contains(out, "mcphost plugin "+sub) {
+			t.Errorf("plugin %s --help = %v\n%s", sub, err, out)
+		}
+	}
 	// A mistake still is one: exit 2, usage on stderr.
 	out, stderr, err := runCLI(t, "serve", "--nope")
 	if err == nil || exitCode(err) != 2 || out != "" || !strings.Contains(stderr, "Usage: mcphost serve") {
