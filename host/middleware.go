@@ -5,7 +5,7 @@ package host
 //
 // Over HTTP (httpChain), before go-sdk decodes anything:
 //
-//	H1 originGuard.wrap     Host and Origin headers: 403 for another host or a foreign page (DNS rebinding)
+//	H1 originGuard.wrap     Host and Origin headers: 403 for another host or a foreign page (DNS rebinding); CORS for allowed origins (preflights answered here)
 //	H2 auth.Middleware      [server.auth]: a valid bearer token, else 401 (the metadata is mounted outside)
 //	H3 guardBatches         reads a POST body, once for every step (413 past go-sdk's limit); 400 for a batch the session may not send
 //	H4 checkToolScopes      [server.auth]: tool names decoded from that body; 403 insufficient_scope for a tools/call the token's scopes do not reach
@@ -54,14 +54,17 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/internal/audit"
 	"github.com/mcphost/mcphost/host/internal/auth"
+	"github.com/mcphost/mcphost/host/internal/clip"
 )
 
 // httpChain wraps go-sdk's Streamable HTTP handler in the host's HTTP
@@ -81,7 +84,9 @@ func (h *Host) httpChain(mcpHandler http.Handler, listenAddr string, stateless b
 	if h.auth != nil {
 		handler = h.auth.Middleware(handler) // H2
 	}
-	return newOriginGuard(listenAddr, h.settings.AllowedOrigins).wrap(handler) // H1
+	guard := newOriginGuard(listenAddr, h.settings.AllowedOrigins)
+	guard.logger = h.logger
+	return guard.wrap(handler) // H1
 }
 
 // mcpMiddleware is the host's receiving middleware, M0 to M7 above, in the
@@ -91,7 +96,9 @@ func (h *Host) mcpMiddleware() []mcp.Middleware {
 }
 
 // originGuard refuses requests addressed to another host or sent by a page
-// from another origin.
+// from another origin, and lets the pages of the origins it accepts call
+// the server from a browser (CORS): it answers their preflights and adds
+// the Access-Control headers to every response they get.
 type originGuard struct {
 	hosts   []string // acceptable Host header values
 	origins []string // acceptable Origin header values
@@ -102,6 +109,25 @@ type originGuard struct {
 	// is what the Host check is for; go-sdk and the Python SDK accept them
 	// alike.
 	anyLoopbackHost bool
+	// logger gets a warning for a refused origin, at most once a second.
+	logger   hclog.Logger
+	lastWarn atomic.Int64 // unix nanos of the last warning
+}
+
+// CORS: what a browser page of an allowed origin may send and read.
+const (
+	corsAllowMethods  = "GET, POST, DELETE, OPTIONS"
+	corsExposeHeaders = "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate, Retry-After"
+	corsMaxAge        = "7200" // seconds a browser may keep a preflight's answer (Chromium's cap)
+)
+
+// corsRequestHeaders are the request headers MCP clients send, in lower
+// case (as browsers list them in Access-Control-Request-Headers); any
+// "mcp-" header is allowed too (Mcp-Method, Mcp-Name and the 2026-07-28
+// revision's Mcp-Param-* headers).
+var corsRequestHeaders = []string{
+	"accept", "authorization", "content-type", "last-event-id",
+	"traceparent", "tracestate", "baggage",
 }
 
 func newOriginGuard(listenAddr string, extraOrigins []string) *originGuard {
@@ -139,12 +165,62 @@ func (g *originGuard) wrap(next http.Handler) http.Handler {
 			http.Error(w, fmt.Sprintf("Forbidden: Host %q is not this server's address", r.Host), http.StatusForbidden)
 			return
 		}
-		if origin := r.Header.Get("Origin"); origin != "" && !slices.Contains(g.origins, strings.ToLower(origin)) {
+		origin := r.Header.Get("Origin")
+		if origin == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if !slices.Contains(g.origins, strings.ToLower(origin)) {
+			g.warnRefused(origin, r)
 			http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not allowed (add it to [server] allowed_origins)", origin), http.StatusForbidden)
 			return
 		}
+		hdr := w.Header()
+		hdr.Set("Access-Control-Allow-Origin", origin)
+		hdr.Add("Vary", "Origin")
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			hdr.Set("Access-Control-Allow-Methods", corsAllowMethods)
+			if allowed := corsAllowedHeaders(r.Header.Values("Access-Control-Request-Headers")); allowed != "" {
+				hdr.Set("Access-Control-Allow-Headers", allowed)
+			}
+			hdr.Set("Access-Control-Max-Age", corsMaxAge)
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		hdr.Set("Access-Control-Expose-Headers", corsExposeHeaders)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// corsAllowedHeaders is the Access-Control-Allow-Headers answer to a
+// preflight's Access-Control-Request-Headers: those of them MCP uses
+// (corsRequestHeaders, or mcp-*), in the order asked. A header outside
+// them is left out, and the browser then does not send the request.
+func corsAllowedHeaders(requested []string) string {
+	var allowed []string
+	for _, line := range requested {
+		for name := range strings.SplitSeq(line, ",") {
+			name = strings.ToLower(strings.TrimSpace(name))
+			if name != "" && (strings.HasPrefix(name, "mcp-") || slices.Contains(corsRequestHeaders, name)) && !slices.Contains(allowed, name) {
+				allowed = append(allowed, name)
+			}
+		}
+	}
+	return strings.Join(allowed, ", ")
+}
+
+// warnRefused logs a refused origin at warn level, naming it, at most once
+// a second (a hostile page can send many).
+func (g *originGuard) warnRefused(origin string, r *http.Request) {
+	if g.logger == nil {
+		return
+	}
+	now := time.Now().UnixNano()
+	if last := g.lastWarn.Load(); now-last < int64(time.Second) || !g.lastWarn.CompareAndSwap(last, now) {
+		return
+	}
+	g.logger.Warn("request from a browser origin that is not allowed refused (add it to [server] allowed_origins if it is yours)",
+		"origin", clip.Text(origin, 200), "method", r.Method, "remote", r.RemoteAddr)
 }
 
 // isLoopbackHost reports whether a Host header names a loopback address
