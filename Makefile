@@ -89,6 +89,7 @@ test: plugins-check plugins vet
 	@scripts/ensure-haproxy.sh
 	@scripts/ensure-registry.sh
 	@scripts/ensure-redis.sh
+	@scripts/ensure-chromium.sh
 	@GO=$(GO) scripts/ensure-cosign.sh
 	@GO=$(GO) scripts/ensure-jaeger.sh
 	$(GO) test -race -count=1 -timeout 25m ./...
