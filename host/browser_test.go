@@ -173,4 +173,3 @@ func bundleBrowserApp(t *testing.T) []byte {
 	}
 	return res.OutputFiles[0].Contents
 }
-
