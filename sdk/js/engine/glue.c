@@ -436,8 +436,10 @@ static int32_t serve(const char *name) {
 		rc = internal_error("the dispatcher returned no result");
 	}
 	JS_FreeCString(ctx, s);
-	/* Garbage of this call is not left for the next one to trip over. */
-	JS_RunGC(rt);
+	/* No JS_RunGC here: reference counting frees a call's acyclic garbage
+	 * as it goes, and QuickJS collects cycles when its allocation
+	 * threshold says so. A full collection after every call took ~40% of
+	 * a trivial call (BENCHMARKS.md, "JavaScript plugins"). */
 	return rc;
 }
 
