@@ -746,16 +746,23 @@ func startsWithLoop(r *reader) bool {
 // plugin's description (shipped.SectionName).
 const shippedDescription = "mcphost.description"
 
+// jsSource is the name of the custom section that holds a JavaScript
+// plugin's source (jsplugin.SectionName): the host hands it to the engine
+// through a host function, so that every JavaScript plugin on the same
+// engine compiles to the same code.
+const jsSource = "mcphost.js"
+
 // rewriteCustom drops DWARF sections, whose code offsets the rewrite
 // invalidates (a stack trace would point at the wrong lines), and the
 // plugin's shipped description (package shipped: the host reads it from
-// the module as given, and the code compiled need not change with it), and
+// the module as given, and the code compiled need not change with it) and
+// a JavaScript plugin's source (package jsplugin, read likewise), and
 // moves the function indices of the name section. A name section it
 // cannot read is dropped: names only decorate stack traces.
 func (m *module) rewriteCustom(b []byte) []byte {
 	r := newReader(b)
 	name := r.Name()
-	if r.Err != nil || bytes.HasPrefix(name, []byte(".debug_")) || string(name) == shippedDescription {
+	if r.Err != nil || bytes.HasPrefix(name, []byte(".debug_")) || string(name) == shippedDescription || string(name) == jsSource {
 		return nil
 	}
 	if string(name) != "name" {

@@ -375,6 +375,13 @@ func prepare(opts Options) (*preparedModule, error) {
 	if _, err := interrupt.CheckLimits(opts.Wasm, interrupt.DefaultModuleLimits); err != nil {
 		return nil, fmt.Errorf("module refused before compiling: %w", err)
 	}
+	// A JavaScript plugin's source is handed to the engine by a host
+	// function; the rewrite (or the stripping below) drops its section, so
+	// that the plugins of one engine share its compiled code.
+	jsSource, err := jsSourceOf(opts.Wasm)
+	if err != nil {
+		return nil, err
+	}
 	if opts.instrument == nil {
 		opts.instrument = interrupt.Instrument
 	}
@@ -405,7 +412,7 @@ func prepare(opts Options) (*preparedModule, error) {
 	// Extism's built-in http_request is redirected to the host's own,
 	// which applies the egress policy (imports.go). After the rewrite,
 	// which refuses a module importing from "mcphost:" itself.
-	wasm, err := renameImports(wasm, redirectedImports)
+	wasm, err = renameImports(wasm, redirectedImports)
 	if err != nil {
 		return nil, fmt.Errorf("read the module's imports: %w", err)
 	}
@@ -416,6 +423,9 @@ func prepare(opts Options) (*preparedModule, error) {
 	hostFuncs = append(hostFuncs, kernelYield())
 	hostFuncs = append(hostFuncs, envFunctions()...)
 	hostFuncs = append(hostFuncs, bulkIOFunctions()...)
+	if jsSource != nil {
+		hostFuncs = append(hostFuncs, jsSourceFunctions(jsSource)...)
+	}
 
 	// On Linux each memory is an mmap reservation of its cap (memory.go,
 	// passed to every instantiation). Where that is not available,

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Builds plugins/js-hello/js-hello.wasm: the JavaScript engine
+# (sdk/js/engine/engine.wasm, committed) with plugin.js in its mcphost.js
+# section. Needs only Go.
+#
+#   build.sh           build js-hello.wasm (rewritten only if it changes)
+#   build.sh --check   build to a temporary file and compare it with js-hello.wasm
+set -euo pipefail
+
+dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=../buildlib.sh
+. "$dir/../buildlib.sh"
+name=js-hello
+shown=$(realpath --relative-to=. "$dir")/$name.wasm
+out=$dir/$name.wasm
+parse_check_flag "${1:-}"
+root=$(cd "$dir/../.." && pwd)
+
+tmp=$(mktemp "$dir/.$name.XXXXXX.wasm")
+trap 'rm -f "$tmp"' EXIT
+(cd "$root" && go run ./host/internal/jsplugin/jsbuild sdk/js/engine/engine.wasm "$dir/plugin.js" "$tmp")
+finish_build "$name" "$tmp" "$out" "$shown" "$(go version | cut -d' ' -f3) and sdk/js/engine/engine.wasm"

@@ -1,0 +1,456 @@
+/*
+ * glue.c — mcphost's JavaScript engine: QuickJS (quickjs-ng, vendored
+ * unchanged in quickjs/) plus this glue, which implements the plugin ABI
+ * (abi/ABI.md) for a plugin written in JavaScript.
+ *
+ * A JavaScript plugin is this module with its bundled ES module in a custom
+ * section named "mcphost.js" (ABI.md §17). The host removes the section
+ * before compiling, so every JavaScript plugin compiles to the same code,
+ * and hands the source to the engine through js_source_length and
+ * js_source_read. The first export call of an instance makes a QuickJS
+ * runtime, evaluates the built-in module "mcphost" (prelude.js) and then
+ * the plugin's module; every export is then a call of the prelude's
+ * dispatcher, with the job queue run until the handler's promise settles.
+ *
+ * Limits: the sandbox's are the ones that hold. A JavaScript allocation
+ * that the memory cap refuses fails as QuickJS's "out of memory"; a
+ * recursion deeper than QuickJS's stack limit (below the shadow stack the
+ * module is linked with) is a RangeError; an endless loop runs into the
+ * host's deadline like any plugin's.
+ *
+ * Build: ./build.sh (a WASI reactor).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quickjs/quickjs.h"
+#include "prelude.h" /* prelude_js: prelude.js as a C string (build.sh) */
+
+/* ------------------------------------------------------------------------ */
+/* The host: Extism kernel (extism:host/env) and mcphost (extism:host/user).*/
+
+typedef uint64_t ExtismPointer;
+#define EXTISM_IMPORT(name) __attribute__((import_module("extism:host/env"), import_name(name)))
+#define MCPHOST_IMPORT(name) __attribute__((import_module("extism:host/user"), import_name(name)))
+#define EXPORT(name) __attribute__((export_name(name)))
+
+EXTISM_IMPORT("input_length") uint64_t extism_input_length(void);
+EXTISM_IMPORT("alloc") ExtismPointer extism_alloc(uint64_t n);
+EXTISM_IMPORT("free") void extism_free(ExtismPointer p);
+EXTISM_IMPORT("length") uint64_t extism_length(ExtismPointer p);
+EXTISM_IMPORT("store_u8") void extism_store_u8(uint64_t addr, uint8_t v);
+EXTISM_IMPORT("store_u64") void extism_store_u64(uint64_t addr, uint64_t v);
+EXTISM_IMPORT("load_u8") uint8_t extism_load_u8(uint64_t addr);
+EXTISM_IMPORT("load_u64") uint64_t extism_load_u64(uint64_t addr);
+EXTISM_IMPORT("error_set") void extism_error_set(ExtismPointer p);
+EXTISM_IMPORT("config_get") ExtismPointer extism_config_get(ExtismPointer key);
+EXTISM_IMPORT("log_info") void extism_log_info(ExtismPointer text);
+EXTISM_IMPORT("log_debug") void extism_log_debug(ExtismPointer text);
+EXTISM_IMPORT("log_warn") void extism_log_warn(ExtismPointer text);
+EXTISM_IMPORT("log_error") void extism_log_error(ExtismPointer text);
+
+MCPHOST_IMPORT("notify_logging_message") void mcphost_notify_logging_message(ExtismPointer json);
+MCPHOST_IMPORT("notify_progress") void mcphost_notify_progress(ExtismPointer json);
+MCPHOST_IMPORT("input_read") void mcphost_input_read(void *dst, uint64_t offset, uint32_t n);
+MCPHOST_IMPORT("output_write") void mcphost_output_write(const void *src, uint32_t n);
+MCPHOST_IMPORT("js_source_length") uint64_t mcphost_js_source_length(void);
+MCPHOST_IMPORT("js_source_read") void mcphost_js_source_read(void *dst, uint64_t offset, uint32_t n);
+
+/* STACK_BYTES is the shadow stack the module is linked with (build.sh's
+ * -z stack-size; --stack-first puts it below the data, so overflowing it
+ * traps instead of writing over the heap). QuickJS is told to throw a
+ * RangeError JS_STACK_MARGIN before its end, which leaves room for the C
+ * frames between two of its checks and for building the error. */
+#ifndef STACK_BYTES
+#error "build with -DSTACK_BYTES=<the -z stack-size>"
+#endif
+#define JS_STACK_MARGIN (128 * 1024)
+
+/* The module name the plugin's source is evaluated under: the file:line of
+ * its errors name it. */
+#define PLUGIN_FILE "plugin.js"
+
+/* ------------------------------------------------------------------------ */
+/* Kernel blocks.                                                           */
+
+static ExtismPointer to_kernel(const char *s, size_t n) {
+	ExtismPointer off = extism_alloc(n);
+	if (!off)
+		return 0;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, s + i, 8);
+		extism_store_u64(off + i, w);
+	}
+	if (i < n && n >= 8) { /* the tail as one word ending at n */
+		uint64_t w;
+		memcpy(&w, s + n - 8, 8);
+		extism_store_u64(off + n - 8, w);
+		i = n;
+	}
+	for (; i < n; i++)
+		extism_store_u8(off + i, (uint8_t)s[i]);
+	return off;
+}
+
+/* from_kernel copies block p into a new malloc'd NUL-terminated string. */
+static char *from_kernel(ExtismPointer p, size_t *n) {
+	uint64_t len = extism_length(p);
+	char *s = malloc(len + 1);
+	if (!s)
+		return NULL;
+	uint64_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w = extism_load_u64(p + i);
+		memcpy(s + i, &w, 8);
+	}
+	for (; i < len; i++)
+		s[i] = (char)extism_load_u8(p + i);
+	s[len] = 0;
+	*n = len;
+	return s;
+}
+
+/* set_error sets the call's error text; returns the export's failure code. */
+static int32_t set_error(const char *s, size_t n) {
+	ExtismPointer off = to_kernel(s, n);
+	if (off)
+		extism_error_set(off);
+	return 1;
+}
+
+static int32_t set_error_str(const char *s) { return set_error(s, strlen(s)); }
+
+/* ------------------------------------------------------------------------ */
+/* The engine.                                                              */
+
+static JSRuntime *rt;
+static JSContext *ctx;
+static JSValue dispatch; /* globalThis.__mcphost_dispatch */
+static char *broken;     /* why the plugin could not start: every call fails with it */
+
+/* internal_error sets an ABI error {"code":-32603,"message":…} from the
+ * text msg (escaped by JSON.stringify when the context works). */
+static int32_t internal_error(const char *msg) {
+	if (ctx) {
+		JSValue s = JS_NewString(ctx, msg);
+		JSValue obj = JS_NewObject(ctx);
+		JS_SetPropertyStr(ctx, obj, "code", JS_NewInt32(ctx, -32603));
+		JS_SetPropertyStr(ctx, obj, "message", s);
+		JSValue json = JS_JSONStringify(ctx, obj, JS_UNDEFINED, JS_UNDEFINED);
+		JS_FreeValue(ctx, obj);
+		size_t n;
+		const char *text = JS_IsException(json) ? NULL : JS_ToCStringLen(ctx, &n, json);
+		JS_FreeValue(ctx, json);
+		if (text) {
+			int32_t rc = set_error(text, n);
+			JS_FreeCString(ctx, text);
+			return rc;
+		}
+		JS_FreeValue(ctx, JS_GetException(ctx));
+	}
+	return set_error_str("{\"code\":-32603,\"message\":\"the JavaScript engine is out of memory\"}");
+}
+
+/* exception_text returns the pending exception as "Name: message (at
+ * file:line:col)" plus its stack, malloc'd; the exception is cleared. */
+static char *exception_text(void) {
+	JSValue exc = JS_GetException(ctx);
+	char *out = NULL;
+	const char *msg = JS_ToCString(ctx, exc);
+	const char *stack = NULL;
+	if (JS_IsError(exc)) {
+		JSValue st = JS_GetPropertyStr(ctx, exc, "stack");
+		if (JS_IsString(st))
+			stack = JS_ToCString(ctx, st);
+		JS_FreeValue(ctx, st);
+	}
+	const char *m = msg ? msg : "an exception that has no text (out of memory?)";
+	size_t len = strlen(m) + (stack ? strlen(stack) + 2 : 0) + 1;
+	out = malloc(len);
+	if (out) {
+		strcpy(out, m);
+		if (stack && *stack) {
+			strcat(out, "\n");
+			strcat(out, stack);
+		}
+	}
+	if (msg)
+		JS_FreeCString(ctx, msg);
+	if (stack)
+		JS_FreeCString(ctx, stack);
+	JS_FreeValue(ctx, JS_GetException(ctx));
+	JS_FreeValue(ctx, exc);
+	return out;
+}
+
+/* fail_with_exception fails the call with the pending exception. */
+static int32_t fail_with_exception(const char *what) {
+	char *text = exception_text();
+	const char *t = text ? text : "(no memory for its text)";
+	size_t n = strlen(what) + strlen(t) + 3;
+	char *msg = malloc(n);
+	int32_t rc;
+	if (msg) {
+		strcpy(msg, what);
+		strcat(msg, ": ");
+		strcat(msg, t);
+		rc = internal_error(msg);
+		free(msg);
+	} else {
+		rc = internal_error(what);
+	}
+	free(text);
+	return rc;
+}
+
+/* run_jobs runs the job queue (promise reactions) until it is empty; an
+ * exception in a job is left pending and reported. */
+static int run_jobs(void) {
+	JSContext *c;
+	for (;;) {
+		int r = JS_ExecutePendingJob(rt, &c);
+		if (r <= 0)
+			return r;
+	}
+}
+
+/* settle runs the job queue and returns v, or what the promise v resolved
+ * to, or JS_EXCEPTION with the rejection pending. v is consumed. */
+static JSValue settle(JSValue v) {
+	if (JS_IsException(v))
+		return v;
+	if (run_jobs() < 0) {
+		JS_FreeValue(ctx, v);
+		return JS_EXCEPTION;
+	}
+	if (!JS_IsPromise(v))
+		return v;
+	JSValue r;
+	switch (JS_PromiseState(ctx, v)) {
+	case JS_PROMISE_FULFILLED:
+		r = JS_PromiseResult(ctx, v);
+		break;
+	case JS_PROMISE_REJECTED:
+		r = JS_Throw(ctx, JS_PromiseResult(ctx, v));
+		break;
+	default:
+		r = JS_ThrowInternalError(ctx, "the promise never settled: it waits for something no job will do (there are no timers or I/O to wait for)");
+		break;
+	}
+	JS_FreeValue(ctx, v);
+	return r;
+}
+
+/* Native functions for the prelude. */
+
+/* native.log(level, text) */
+static JSValue js_log(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+	(void)this_val;
+	if (argc < 2)
+		return JS_UNDEFINED;
+	const char *level = JS_ToCString(c, argv[0]);
+	size_t n;
+	const char *text = JS_ToCStringLen(c, &n, argv[1]);
+	if (level && text) {
+		ExtismPointer p = to_kernel(text, n);
+		if (p) { /* log_* free the block */
+			if (!strcmp(level, "debug"))
+				extism_log_debug(p);
+			else if (!strcmp(level, "warn"))
+				extism_log_warn(p);
+			else if (!strcmp(level, "error"))
+				extism_log_error(p);
+			else
+				extism_log_info(p);
+		}
+	}
+	JS_FreeCString(c, level);
+	JS_FreeCString(c, text);
+	return JS_UNDEFINED;
+}
+
+/* native.notify(function, json) */
+static JSValue js_notify(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+	(void)this_val;
+	if (argc < 2)
+		return JS_UNDEFINED;
+	const char *fn = JS_ToCString(c, argv[0]);
+	size_t n;
+	const char *json = JS_ToCStringLen(c, &n, argv[1]);
+	if (fn && json) {
+		ExtismPointer p = to_kernel(json, n);
+		if (p) {
+			if (!strcmp(fn, "notify_logging_message"))
+				mcphost_notify_logging_message(p);
+			else if (!strcmp(fn, "notify_progress"))
+				mcphost_notify_progress(p);
+			extism_free(p);
+		}
+	}
+	JS_FreeCString(c, fn);
+	JS_FreeCString(c, json);
+	return JS_UNDEFINED;
+}
+
+/* native.config(key): the value, or undefined */
+static JSValue js_config(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+	(void)this_val;
+	if (argc < 1)
+		return JS_UNDEFINED;
+	size_t n;
+	const char *key = JS_ToCStringLen(c, &n, argv[0]);
+	if (!key)
+		return JS_EXCEPTION;
+	ExtismPointer k = to_kernel(key, n);
+	JS_FreeCString(c, key);
+	if (!k)
+		return JS_ThrowInternalError(c, "config: no kernel memory for the key");
+	ExtismPointer v = extism_config_get(k);
+	extism_free(k);
+	if (!v)
+		return JS_UNDEFINED;
+	size_t vn;
+	char *s = from_kernel(v, &vn);
+	extism_free(v);
+	if (!s)
+		return JS_ThrowOutOfMemory(c);
+	JSValue r = JS_NewStringLen(c, s, vn);
+	free(s);
+	return r;
+}
+
+/* The module loader: "mcphost" is the prelude; nothing else can be had. */
+static JSModuleDef *load_module(JSContext *c, const char *name, void *opaque) {
+	(void)opaque;
+	if (strcmp(name, "mcphost") != 0) {
+		JS_ThrowReferenceError(c, "cannot import \"%s\": a plugin is one bundled module, which may import only \"mcphost\" (bundle it with esbuild --bundle --format=esm)", name);
+		return NULL;
+	}
+	JSValue fn = JS_Eval(c, prelude_js, strlen(prelude_js), "mcphost", JS_EVAL_TYPE_MODULE | JS_EVAL_FLAG_COMPILE_ONLY);
+	if (JS_IsException(fn))
+		return NULL;
+	JSModuleDef *m = JS_VALUE_GET_PTR(fn);
+	JS_FreeValue(c, fn);
+	return m;
+}
+
+/* start makes the runtime and evaluates the plugin; 0 when it is ready,
+ * else non-zero with the call failed (error set). */
+static int32_t start(void) {
+	if (broken)
+		return internal_error(broken);
+	if (ctx)
+		return 0;
+	rt = JS_NewRuntime();
+	if (!rt)
+		return internal_error("the JavaScript engine could not start: out of memory");
+	JS_SetMaxStackSize(rt, STACK_BYTES - JS_STACK_MARGIN);
+	JS_SetModuleLoaderFunc(rt, NULL, load_module, NULL);
+	ctx = JS_NewContext(rt);
+	if (!ctx)
+		return internal_error("the JavaScript engine could not start: out of memory");
+
+	JSValue global = JS_GetGlobalObject(ctx);
+	JSValue native = JS_NewObject(ctx);
+	JS_SetPropertyStr(ctx, native, "log", JS_NewCFunction(ctx, js_log, "log", 2));
+	JS_SetPropertyStr(ctx, native, "notify", JS_NewCFunction(ctx, js_notify, "notify", 2));
+	JS_SetPropertyStr(ctx, native, "config", JS_NewCFunction(ctx, js_config, "config", 1));
+	JS_SetPropertyStr(ctx, global, "__mcphost_native", native);
+
+	/* The plugin's source, from the host (its mcphost.js section). */
+	uint64_t len = mcphost_js_source_length();
+	char *src = malloc(len + 1);
+	if (!src) {
+		JS_FreeValue(ctx, global);
+		return internal_error("the JavaScript engine could not start: no memory for the plugin's source");
+	}
+	mcphost_js_source_read(src, 0, (uint32_t)len);
+	src[len] = 0;
+
+	/* The prelude first, so that a plugin that does not import "mcphost"
+	 * still gets console and the dispatcher. */
+	JSValue pre = JS_Eval(ctx, "import \"mcphost\";", 17, "mcphost:start.js", JS_EVAL_TYPE_MODULE);
+	pre = settle(pre);
+	if (JS_IsException(pre)) {
+		free(src);
+		JS_FreeValue(ctx, global);
+		char *t = exception_text();
+		broken = t ? t : "the prelude failed";
+		return internal_error(broken);
+	}
+	JS_FreeValue(ctx, pre);
+
+	JSValue r = settle(JS_Eval(ctx, src, len, PLUGIN_FILE, JS_EVAL_TYPE_MODULE));
+	free(src);
+	if (JS_IsException(r)) {
+		JS_FreeValue(ctx, global);
+		char *t = exception_text();
+		const char *prefix = "the JavaScript plugin failed to start: ";
+		char *m = t ? malloc(strlen(prefix) + strlen(t) + 1) : NULL;
+		if (m) {
+			strcpy(m, prefix);
+			strcat(m, t);
+		}
+		free(t);
+		broken = m ? m : "the JavaScript plugin failed to start";
+		return internal_error(broken);
+	}
+	JS_FreeValue(ctx, r);
+	dispatch = JS_GetPropertyStr(ctx, global, "__mcphost_dispatch");
+	JS_FreeValue(ctx, global);
+	return 0;
+}
+
+/* serve runs export name: reads the input, calls the dispatcher, writes
+ * its output or error. */
+static int32_t serve(const char *name) {
+	JS_UpdateStackTop(rt);
+	uint64_t n = extism_input_length();
+	char *in = malloc(n + 1);
+	if (!in)
+		return internal_error("no memory for the call's input");
+	mcphost_input_read(in, 0, (uint32_t)n);
+	in[n] = 0;
+	JSValue args[2] = {JS_NewString(ctx, name), JS_NewStringLen(ctx, in, n)};
+	free(in);
+	JSValue r = settle(JS_Call(ctx, dispatch, JS_UNDEFINED, 2, args));
+	JS_FreeValue(ctx, args[0]);
+	JS_FreeValue(ctx, args[1]);
+	if (JS_IsException(r))
+		return fail_with_exception(name);
+	size_t len;
+	const char *s = JS_ToCStringLen(ctx, &len, r);
+	JS_FreeValue(ctx, r);
+	if (!s)
+		return fail_with_exception(name);
+	int32_t rc;
+	if (len > 0 && s[0] == 'O') {
+		mcphost_output_write(s + 1, (uint32_t)(len - 1));
+		rc = 0;
+	} else if (len > 0 && s[0] == 'E') {
+		rc = set_error(s + 1, len - 1);
+	} else {
+		rc = internal_error("the dispatcher returned no result");
+	}
+	JS_FreeCString(ctx, s);
+	/* No JS_RunGC here: reference counting frees a call's acyclic garbage
+	 * as it goes, and QuickJS collects cycles when its allocation
+	 * threshold says so. A full collection after every call took ~40% of
+	 * a trivial call (BENCHMARKS.md, "JavaScript plugins"). */
+	return rc;
+}
+
+EXPORT("mcphost_abi_version") int32_t mcphost_abi_version(void) { return 1; }
+
+EXPORT("list_tools") int32_t list_tools(void) {
+	int32_t rc = start();
+	return rc ? rc : serve("list_tools");
+}
+
+EXPORT("call_tool") int32_t call_tool(void) {
+	int32_t rc = start();
+	return rc ? rc : serve("call_tool");
+}
