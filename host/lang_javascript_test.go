@@ -10,12 +10,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcphost/mcphost/host/internal/jsplugin"
-	"github.com/mcphost/mcphost/internal/testutil"
+	"github.com/mcphost/mcphost/host"
 )
 
 // JavaScript plugins (sdk/js) run in the committed engine
-// (sdk/js/engine/engine.wasm, built by its build.sh, which CI runs with
+// (host/internal/jsengine/engine.wasm, built by its build.sh, which CI runs with
 // --check): these tests make each plugin from it and a source, as
 // plugins/js-hello/build.sh does, so they need no C toolchain.
 
@@ -23,11 +22,7 @@ import (
 // file of the test's and returns its path.
 func jsPlugin(t *testing.T, source string) string {
 	t.Helper()
-	engine, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "sdk", "js", "engine", "engine.wasm"))
-	if err != nil {
-		t.Fatalf("%v (build it with sdk/js/engine/build.sh)", err)
-	}
-	wasm, err := jsplugin.Build(engine, []byte(source))
+	wasm, err := host.BuildJSPlugin([]byte(source))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,8 +69,8 @@ config = { greeting = "Howdy" }
 		t.Errorf("add structuredContent = %#v, want {sum: 42}", res.StructuredContent)
 	}
 	res, text = callText(t, cs, "fail", map[string]any{})
-	if !res.IsError || !strings.Contains(text, "Error: it failed on purpose") || !strings.Contains(text, "plugin.js:38") {
-		t.Errorf("fail = %q (isError %v), want the error and plugin.js:38", text, res.IsError)
+	if !res.IsError || !strings.Contains(text, "Error: it failed on purpose") || !strings.Contains(text, "(at main.js:38:13)") {
+		t.Errorf("fail = %q (isError %v), want the error and where main.js throws it (main.js:38:13, through the positions plugin build appends)", text, res.IsError)
 	}
 }
 

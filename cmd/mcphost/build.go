@@ -51,7 +51,7 @@ func isRegular(path string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-const buildSynopsis = "mcphost plugin build [-o FILE.wasm] [DIR]"
+const buildSynopsis = "mcphost plugin build [--lang LANG] [-o FILE.wasm] [DIR]"
 
 // runBuild builds the plugin in a directory the way its language needs, so
 // that every scaffold has the same build command.
@@ -61,6 +61,7 @@ func runBuild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"TypeScript (no Node needed) into the JavaScript engine's module. The module is written to\n" +
 		"DIR/NAME.wasm, NAME being DIR's name, unless -o says otherwise (not for build.sh, which names it).")
 	out := fs.String("o", "", "where to write the module (default DIR/NAME.wasm)")
+	lang := fs.String("lang", "", "build as this language instead of guessing: go, js or ts (a build.sh directory's own script may use it)")
 	if err := parseArgs(fs, args, stdout, stderr); err != nil {
 		return err
 	}
@@ -75,9 +76,18 @@ func runBuild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("plugin build: %w", err)
 	}
-	kind, err := detectBuild(abs)
-	if err != nil {
-		return fmt.Errorf("plugin build: %w", err)
+	var kind buildKind
+	switch *lang {
+	case "":
+		if kind, err = detectBuild(abs); err != nil {
+			return fmt.Errorf("plugin build: %w", err)
+		}
+	case "go":
+		kind = buildGo
+	case "js", "ts":
+		kind = buildJS
+	default:
+		return &usageError{fmt.Sprintf("plugin build: --lang %q: go, js or ts (other languages build with their build.sh)", *lang)}
 	}
 	target := *out
 	if target == "" {

@@ -84,7 +84,7 @@ const pluginUsage = `Usage:
   mcphost plugin test [--args TOOL=JSON]... FILE.wasm    call everything a plugin offers, check the replies
   mcphost plugin describe [--check] FILE.wasm            write what a plugin offers into its module, so hosts list it without compiling
   mcphost plugin warm [--config FILE]                    compile every plugin of a config into its cache_dir (for images that start warm)
-  mcphost plugin new --lang go|c|rust|as|wat NAME [DIR]  scaffold a plugin that builds and loads as is
+  mcphost plugin new --lang LANG NAME [DIR]              scaffold a plugin that builds and loads as is (go, js, ts, c, rust, as, wat)
   mcphost plugin build [-o FILE.wasm] [DIR]              build the plugin in DIR, whatever its language
   mcphost plugin accept [--config FILE] [NAME...]        accept plugins' changed tool definitions (lock file)
   mcphost plugin push [--asks-…] FILE.wasm oci://R/P:TAG  publish a plugin to a registry (with the grants it asks for)

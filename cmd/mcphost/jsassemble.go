@@ -1,12 +1,16 @@
 package main
 
 import (
-	"errors"
-
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/internal/jsbundle"
 )
 
-// assembleJSPlugin puts a bundle into the JavaScript engine's module.
+// assembleJSPlugin puts a bundle, with the positions of its sources for
+// stack traces, into the JavaScript engine's module.
 func assembleJSPlugin(res *jsbundle.Result) ([]byte, error) {
-	return nil, errors.New("JavaScript plugins: the engine is not part of this build yet")
+	js, err := res.WithPositions()
+	if err != nil {
+		return nil, err
+	}
+	return host.BuildJSPlugin(js)
 }

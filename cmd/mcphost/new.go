@@ -27,7 +27,7 @@ import (
 var templates embed.FS
 
 // languages maps --lang values to template directories.
-var languages = map[string]string{"go": "go", "c": "c", "rust": "rust", "as": "as", "wat": "wat"}
+var languages = map[string]string{"go": "go", "c": "c", "rust": "rust", "as": "as", "wat": "wat", "js": "js", "ts": "ts"}
 
 // validPluginName is what `plugin new` accepts: usable as a file name, a
 // Go package directory, a config name and a tool-name prefix.
@@ -48,8 +48,8 @@ type scaffold struct {
 }
 
 func runNew(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("mcphost plugin new [--lang go|c|rust|as|wat] NAME [DIR]")
-	lang := fs.String("lang", "go", "language: go, c, rust, as (AssemblyScript), wat")
+	fs := newFlagSet("mcphost plugin new [--lang go|js|ts|c|rust|as|wat] NAME [DIR]")
+	lang := fs.String("lang", "go", "language: go, js (JavaScript), ts (TypeScript), c, rust, as (AssemblyScript), wat")
 	if err := parseArgs(fs, args, stdout, stderr); err != nil {
 		return err
 	}

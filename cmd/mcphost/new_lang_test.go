@@ -16,9 +16,10 @@ import (
 	"github.com/mcphost/mcphost/internal/testutil"
 )
 
-// scaffoldLangs are the languages whose scaffold builds with its own
-// build.sh (the Go scaffold builds with go build: see run_test.go), and the
-// tool each scaffold offers.
+// scaffoldLangs are the languages whose scaffold TestPluginNewScaffoldsBuildAndServe
+// builds with `plugin build` (through their build.sh, or the bundler for
+// JavaScript and TypeScript; the Go scaffold: build_test.go and
+// run_test.go), and the tool each scaffold offers.
 var scaffoldLangs = []struct {
 	lang, tool string
 }{
@@ -26,6 +27,8 @@ var scaffoldLangs = []struct {
 	{"rust", "demo_hello"},
 	{"as", "demo_hello"},
 	{"wat", "demo_ping"},
+	{"js", "demo_hello"},
+	{"ts", "demo_hello"},
 }
 
 // TestPluginNewScaffoldFiles checks what `plugin new` writes for every
@@ -66,8 +69,10 @@ func TestPluginNewScaffoldFiles(t *testing.T) {
 			if lang == "go" {
 				return
 			}
-			if fi, err := os.Stat(filepath.Join(dir, "build.sh")); err != nil || fi.Mode()&0o111 == 0 {
-				t.Errorf("build.sh is missing or not executable: %v", err)
+			if lang != "js" && lang != "ts" { // bundled by plugin build itself
+				if fi, err := os.Stat(filepath.Join(dir, "build.sh")); err != nil || fi.Mode()&0o111 == 0 {
+					t.Errorf("build.sh is missing or not executable: %v", err)
+				}
 			}
 			if gi, err := os.ReadFile(filepath.Join(dir, ".gitignore")); err != nil || !strings.Contains(string(gi), "!demo.wasm") {
 				t.Errorf(".gitignore = %q, %v; want an exception for demo.wasm", gi, err)
@@ -77,8 +82,8 @@ func TestPluginNewScaffoldFiles(t *testing.T) {
 }
 
 // TestPluginNewScaffoldsBuildAndServe scaffolds a plugin in each language
-// whose scaffold has a build.sh, builds it with that build.sh (twice, the
-// second time with --check: the build is reproducible), and serves it with
+// but Go, builds it with `plugin build` (then, where the scaffold has a
+// build.sh, build.sh --check: the build is reproducible), and serves it with
 // the real CLI over stdio to a go-sdk client that calls its tool. A subtest
 // is skipped only when build.sh says the toolchain is missing (exit 3); in
 // CI, `make test` has installed every toolchain before the tests run.
@@ -106,15 +111,21 @@ func TestPluginNewScaffoldsBuildAndServe(t *testing.T) {
 				}
 				t.Fatalf("plugin build: %v\n%s%s", err, out, stderr)
 			}
-			cmd := exec.CommandContext(t.Context(), filepath.Join(dir, "build.sh"), "--check")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("build.sh --check: %v\n%s", err, out)
+			if _, err := os.Stat(filepath.Join(dir, "build.sh")); err == nil {
+				cmd := exec.CommandContext(t.Context(), filepath.Join(dir, "build.sh"), "--check")
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("build.sh --check: %v\n%s", err, out)
+				}
 			}
 			wasm := filepath.Join(dir, "demo.wasm")
 
 			in, err := inspect(t.Context(), wasm)
 			if err != nil || !in.Loads || in.ABIVersion != 1 || !reflect.DeepEqual(in.Tools, []string{tc.tool}) {
 				t.Fatalf("inspect: %+v, %v", in, err)
+			}
+
+			if out, stderr, err := runCLI(t, "plugin", "test", wasm); err != nil || !strings.Contains(out, "PASS  tool     "+tc.tool) {
+				t.Errorf("plugin test of the %s scaffold: %v\n%s%s", tc.lang, err, out, stderr)
 			}
 
 			cs := serveStdio(t, wasm)
@@ -207,6 +218,7 @@ func TestScaffoldSharedFilesMatchExamples(t *testing.T) {
 		"templates/rust/src/extism.rs":  "plugins/rust/src/extism.rs",
 		"templates/rust/src/json.rs":    "plugins/rust/src/json.rs",
 		"templates/as/assembly/json.ts": "plugins/assemblyscript/assembly/json.ts",
+		"templates/ts/mcphost.d.ts":     "sdk/js/mcphost.d.ts",
 	} {
 		got, err := templates.ReadFile(tmpl)
 		if err != nil {

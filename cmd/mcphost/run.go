@@ -51,7 +51,7 @@ Usage:
   mcphost validate [--config FILE]                       check the config, load every plugin; fail on anything left out
   mcphost plugin inspect [--json] FILE.wasm              what a plugin offers and would need granted
   mcphost plugin test [--args TOOL=JSON]... FILE.wasm    call everything a plugin offers, check the replies
-  mcphost plugin new --lang go|c|rust|as|wat NAME [DIR]  scaffold a plugin that builds and loads as is
+  mcphost plugin new --lang LANG NAME [DIR]              scaffold a plugin that builds and loads as is (go, js, ts, c, rust, as, wat)
   mcphost plugin build [-o FILE.wasm] [DIR]              build the plugin in DIR, whatever its language
   mcphost plugin describe [--check] FILE.wasm            write what a plugin offers into its module
   mcphost plugin warm [--config FILE]                    compile every plugin of a config into its cache_dir

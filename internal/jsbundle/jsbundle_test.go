@@ -74,3 +74,45 @@ func TestBundleErrorsNameTheirPlace(t *testing.T) {
 		t.Errorf("FindEntry of an empty directory: %v", err)
 	}
 }
+
+// TestWithPositions: the table appended to a bundle maps a line of the
+// bundle back to the file and line it came from, and moves no line.
+func TestWithPositions(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"main.ts":     "import { McpServer } from \"mcphost\";\nimport { boom } from \"./lib/boom\";\n\n\nconst s: number = 1;\nboom(s);\n",
+		"lib/boom.ts": "// comment\n\nexport function boom(n: number): never {\n  throw new Error(\"boom \" + n);\n}\n",
+	})
+	res, err := Bundle(dir, "main.ts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := res.WithPositions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(js), string(res.JS)) || !strings.Contains(string(js), `Symbol.for("mcphost.positions")`) {
+		t.Fatalf("the bundle changed or has no table:\n%s", js)
+	}
+	// The throw's line in the bundle maps to lib/boom.ts line 4 (0-based 3).
+	var throwLine int
+	for i, l := range strings.Split(string(res.JS), "\n") {
+		if strings.Contains(l, "throw new Error") {
+			throwLine = i
+		}
+	}
+	last := string(js[strings.LastIndex(strings.TrimSuffix(string(js), "\n"), "\n")+1:])
+	var p positions
+	if err := json.Unmarshal([]byte(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(last), `Object.defineProperty(globalThis, Symbol.for("mcphost.positions"), { value: `), " });")), &p); err != nil {
+		t.Fatalf("table: %v\n%s", err, last)
+	}
+	seg := p.Lines[throwLine]
+	if len(seg) < 4 || p.Sources[seg[1]] != "lib/boom.ts" || seg[2] != 3 {
+		t.Errorf("line %d of the bundle maps to %v (sources %v), want lib/boom.ts line 3", throwLine, seg, p.Sources)
+	}
+	if _, err := decodeVLQ("A#"); err == nil {
+		t.Error("decodeVLQ accepted a character outside Base64")
+	}
+	if _, err := decodeMappings("AAAA,gggggggggA", 1); err == nil {
+		t.Error("decodeMappings accepted a number too large")
+	}
+}

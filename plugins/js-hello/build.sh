@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds plugins/js-hello/js-hello.wasm: the JavaScript engine
-# (sdk/js/engine/engine.wasm, committed) with plugin.js in its mcphost.js
-# section. Needs only Go.
+# (host/internal/jsengine/engine.wasm, committed) with main.js, bundled by
+# `mcphost plugin build`, in its mcphost.js section. Needs only Go.
 #
 #   build.sh           build js-hello.wasm (rewritten only if it changes)
 #   build.sh --check   build to a temporary file and compare it with js-hello.wasm
@@ -18,5 +18,5 @@ root=$(cd "$dir/../.." && pwd)
 
 tmp=$(mktemp "$dir/.$name.XXXXXX.wasm")
 trap 'rm -f "$tmp"' EXIT
-(cd "$root" && go run ./host/internal/jsplugin/jsbuild sdk/js/engine/engine.wasm "$dir/plugin.js" "$tmp")
-finish_build "$name" "$tmp" "$out" "$shown" "$(go version | cut -d' ' -f3) and sdk/js/engine/engine.wasm"
+(cd "$root" && go run ./cmd/mcphost plugin build --lang js -o "$tmp" "$dir" >/dev/null)
+finish_build "$name" "$tmp" "$out" "$shown" "$(go version | cut -d' ' -f3), mcphost's esbuild and host/internal/jsengine/engine.wasm"

@@ -82,9 +82,9 @@ func TestCheckLimitsPassesRealModules(t *testing.T) {
 		// (plugins/fetch/goflags, RATIONALE.md) and fits with a margin
 		// of a quarter, not four times. Any other module getting this
 		// close is a warning that real code approaches the limit.
-		// The JavaScript engine (sdk/js/engine, in plugins/js-hello) is
+		// The JavaScript engine (host/internal/jsengine, in plugins/js-hello) is
 		// QuickJS's interpreter loop, JS_CallInternal, built without
-		// inlining (sdk/js/engine/build.sh) so that it fits: at about half
+		// inlining (host/internal/jsengine/build.sh) so that it fits: at about half
 		// the limit, with the same quarter of margin asked of fetch.
 		branchMargin := uint64(4)
 		if filepath.Base(f) == "fetch.wasm" || filepath.Base(f) == "js-hello.wasm" {

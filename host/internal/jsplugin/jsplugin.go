@@ -1,5 +1,5 @@
 // Package jsplugin makes and reads JavaScript plugins: the shared
-// JavaScript engine module (sdk/js/engine/engine.wasm, QuickJS plus
+// JavaScript engine module (host/internal/jsengine/engine.wasm, QuickJS plus
 // mcphost's ABI glue) with the plugin's bundled ES module in a custom
 // section named SectionName (abi/ABI.md §17).
 //

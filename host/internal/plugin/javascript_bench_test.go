@@ -14,7 +14,7 @@ import (
 	"github.com/mcphost/mcphost/internal/testutil"
 )
 
-// The JavaScript engine (sdk/js/engine, QuickJS) as plugins/js-hello runs
+// The JavaScript engine (host/internal/jsengine, QuickJS) as plugins/js-hello runs
 // on it, measured the way BenchmarkActivation and
 // BenchmarkIdleInstanceMemory measure Go plugins (BENCHMARKS.md,
 // "JavaScript plugins"):

@@ -110,14 +110,34 @@ function show(v) {
 }
 
 // where returns " (at file:line:col)" for the innermost frame of err's
-// stack that is the plugin's own code, or "" when there is none.
+// stack that is the plugin's own code, or "" when there is none. The place
+// is the one in the sources the plugin was bundled from, when the bundle
+// carries their positions (mcphost plugin build appends them).
 function where(err) {
   const stack = typeof err?.stack === "string" ? err.stack : "";
   for (const line of stack.split("\n")) {
     const m = /\(?([^\s()]+:\d+(?::\d+)?)\)?\s*$/.exec(line.trim());
-    if (m && !m[1].startsWith("mcphost:") && !m[1].startsWith("native")) return ` (at ${m[1]})`;
+    if (m && !m[1].startsWith("mcphost:") && !m[1].startsWith("native")) return ` (at ${original(m[1])})`;
   }
   return "";
+}
+
+// original maps "plugin.js:LINE:COL" of the bundle to the source file,
+// line and column it came from, through the table the build appended
+// (Symbol.for("mcphost.positions"): sources, and for each bundle line
+// segments of four numbers, all 0-based); other places are kept.
+function original(place) {
+  const table = globalThis[Symbol.for("mcphost.positions")];
+  const m = /^plugin\.js:(\d+)(?::(\d+))?$/.exec(place);
+  if (!table || !m) return place;
+  const segs = table.lines?.[Number(m[1]) - 1];
+  if (!Array.isArray(segs) || segs.length < 4) return place;
+  const col = m[2] === undefined ? 0 : Number(m[2]) - 1;
+  let i = 0;
+  for (let j = 4; j + 3 < segs.length && segs[j] <= col; j += 4) i = j;
+  const source = table.sources?.[segs[i + 1]];
+  if (typeof source !== "string") return place;
+  return `${source}:${segs[i + 2] + 1}:${segs[i + 3] + 1 + Math.max(0, col - segs[i])}`;
 }
 
 // context is the ctx a handler gets: the request's context (ABI.md §3) and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds sdk/js/engine/engine.wasm, mcphost's JavaScript engine: QuickJS
+# Builds host/internal/jsengine/engine.wasm, mcphost's JavaScript engine: QuickJS
 # (quickjs-ng, vendored unchanged in quickjs/, see quickjs/VERSION) and the
 # ABI glue (glue.c, prelude.js), with Debian's clang 14 (clang, lld,
 # wasi-libc, libclang-rt-14-dev-wasm32), as a WASI reactor.
@@ -23,7 +23,7 @@ shown=$(realpath --relative-to=. "$dir")/$name.wasm # for messages
 out=$dir/$name.wasm
 packages=(clang lld wasi-libc libclang-rt-14-dev-wasm32)
 parse_check_flag "${1:-}"
-cd "$dir"
+cd "$dir/src"
 
 cc=clang-14
 sysroot=/usr/lib/wasm32-wasi
@@ -68,7 +68,7 @@ stack=$((1024 * 1024))
 # -D_WASI_EMULATED_*: no signals or process clocks in the sandbox; QuickJS
 #   includes none of them under the flags below.
 cflags=(--target=wasm32-wasi -Os -fno-inline-functions -std=gnu11
-	-fno-ident -ffile-prefix-map="$dir"=. -ffile-prefix-map="$work"=.
+	-fno-ident -ffile-prefix-map="$dir/src"=. -ffile-prefix-map="$work"=.
 	-Wno-builtin-macro-redefined -Wno-implicit-const-int-float-conversion
 	-DSTACK_BYTES=$stack -I"$work")
 objs=()
