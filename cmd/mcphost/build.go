@@ -193,4 +193,3 @@ func relOrAbs(path string) string {
 	}
 	return path
 }
-
