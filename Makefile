@@ -19,7 +19,8 @@ build:
 
 # Every plugin in another language (C, Rust, AssemblyScript, WAT): a directory
 # under plugins/ with a build.sh, whose small .wasm build is committed.
-SCRIPT_PLUGINS := $(patsubst %/build.sh,%,$(wildcard plugins/*/build.sh))
+# The JavaScript engine comes first: plugins/js-hello is built from it.
+SCRIPT_PLUGINS := host/internal/jsengine $(patsubst %/build.sh,%,$(wildcard plugins/*/build.sh))
 # Under `make test`, plugins-check builds each of them (and compares it with
 # the committed file, which nothing may rewrite first), so `plugins` leaves
 # them alone; exported, so that the `$(MAKE) conformance` of test does too.
