@@ -20,12 +20,20 @@ import (
 // "JavaScript plugins"):
 //
 //	go test -run '^$' -bench 'JS' -benchtime 20x ./host/internal/plugin/
+//
+// MCPHOST_JS_BENCH_WASM names another module to measure the same way in
+// place of js-hello.wasm: one whose greet tool takes {"name"}, such as
+// bench/plugins/gojajs (goja, the engine compared with QuickJS).
 
 const jsGreetCall = `{"request":{"name":"greet","arguments":{"name":"you"}},"context":{"id":1,"_meta":{}}}`
 
 func jsHelloWasm(b *testing.B) []byte {
 	b.Helper()
-	wasm, err := os.ReadFile(filepath.Join(testutil.RepoRoot(b), "plugins", "js-hello", "js-hello.wasm"))
+	path := filepath.Join(testutil.RepoRoot(b), "plugins", "js-hello", "js-hello.wasm")
+	if other := os.Getenv("MCPHOST_JS_BENCH_WASM"); other != "" {
+		path = other
+	}
+	wasm, err := os.ReadFile(path)
 	if err != nil {
 		b.Fatalf("%v (build it with plugins/js-hello/build.sh)", err)
 	}
