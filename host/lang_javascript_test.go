@@ -198,3 +198,27 @@ timeout = "10s"
 		}
 	}
 }
+
+// TestTSHello serves plugins/ts-hello, TypeScript in two files, through a
+// real client: structured output, an McpError refusing a request, and a
+// thrown error naming the .ts file and line it was thrown at.
+func TestTSHello(t *testing.T) {
+	h, _ := newHost(t, fmt.Sprintf("[server]\nwatch = false\n[[plugin]]\nname = \"ts\"\npath = %s\n", strconv.Quote(committedWasm(t, "ts-hello"))))
+	cs := connect(t, h, nil, "")
+	res, _ := callText(t, cs, "count_words", map[string]any{"text": "the cat and the hat and the bat", "top": 2})
+	sc, ok := res.StructuredContent.(map[string]any)
+	if res.IsError || !ok || sc["words"] != 8.0 || sc["distinct"] != 5.0 || fmt.Sprint(sc["top"]) != "[map[count:3 word:the] map[count:2 word:and]]" {
+		t.Errorf("count_words = %+v", res)
+	}
+	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "count_words", Arguments: map[string]any{"text": strings.Repeat("x", 1_000_001)}}); err == nil ||
+		!strings.Contains(err.Error(), "at most 1,000,000 characters") {
+		t.Errorf("count_words of a text too long: %v, want the McpError", err)
+	}
+	if res, text := callText(t, cs, "divide", map[string]any{"a": 1, "b": 4}); res.IsError || text != "0.25" {
+		t.Errorf("divide 1/4 = %q", text)
+	}
+	res, text := callText(t, cs, "divide", map[string]any{"a": 1, "b": 0})
+	if !res.IsError || !strings.Contains(text, "RangeError: division by zero") || !strings.Contains(text, "(at src/words.ts:23:15)") {
+		t.Errorf("divide by zero = %q (isError %v), want the RangeError where words.ts throws it (src/words.ts:23:15)", text, res.IsError)
+	}
+}

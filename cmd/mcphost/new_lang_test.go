@@ -213,13 +213,16 @@ func callScaffold(t *testing.T, cs *mcp.ClientSession, tool string, args map[str
 // same as the examples', which their tests exercise.
 func TestScaffoldSharedFilesMatchExamples(t *testing.T) {
 	root := testutil.RepoRoot(t)
-	for tmpl, example := range map[string]string{
-		"templates/c/extism.h":          "plugins/c/extism.h",
-		"templates/rust/src/extism.rs":  "plugins/rust/src/extism.rs",
-		"templates/rust/src/json.rs":    "plugins/rust/src/json.rs",
-		"templates/as/assembly/json.ts": "plugins/assemblyscript/assembly/json.ts",
-		"templates/ts/mcphost.d.ts":     "sdk/js/mcphost.d.ts",
+	for _, pair := range [][2]string{
+		{"templates/c/extism.h", "plugins/c/extism.h"},
+		{"templates/rust/src/extism.rs", "plugins/rust/src/extism.rs"},
+		{"templates/rust/src/json.rs", "plugins/rust/src/json.rs"},
+		{"templates/as/assembly/json.ts", "plugins/assemblyscript/assembly/json.ts"},
+		{"templates/ts/mcphost.d.ts", "sdk/js/mcphost.d.ts"},
+		{"templates/ts/mcphost.d.ts", "plugins/ts-hello/mcphost.d.ts"},
+		{"templates/ts/tsconfig.json", "plugins/ts-hello/tsconfig.json"},
 	} {
+		tmpl, example := pair[0], pair[1]
 		got, err := templates.ReadFile(tmpl)
 		if err != nil {
 			t.Fatal(err)
