@@ -72,6 +72,45 @@ config = { greeting = "Howdy" }
 	if !res.IsError || !strings.Contains(text, "Error: it failed on purpose") || !strings.Contains(text, "(at main.js:38:13)") {
 		t.Errorf("fail = %q (isError %v), want the error and where main.js throws it (main.js:38:13, through the positions plugin build appends)", text, res.IsError)
 	}
+
+	// A resource, a template, a prompt, and completion of both.
+	if rs, err := cs.ListResources(t.Context(), nil); err != nil || len(rs.Resources) != 1 || rs.Resources[0].URI != "js-hello://about" || rs.Resources[0].MIMEType != "text/markdown" {
+		t.Errorf("resources/list = %+v, %v", rs, err)
+	}
+	about, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "js-hello://about"})
+	if err != nil || len(about.Contents) != 1 || !strings.HasPrefix(about.Contents[0].Text, "# js-hello") || about.Contents[0].MIMEType != "text/markdown" {
+		t.Errorf("read js-hello://about = %+v, %v", about, err)
+	}
+	if ts, err := cs.ListResourceTemplates(t.Context(), nil); err != nil || len(ts.ResourceTemplates) != 1 || ts.ResourceTemplates[0].URITemplate != "js-hello://colors/{name}" {
+		t.Errorf("resources/templates/list = %+v, %v", ts, err)
+	}
+	color, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "js-hello://colors/indigo"})
+	if err != nil || len(color.Contents) != 1 || color.Contents[0].Text != `{"name":"indigo","index":4,"known":true}` {
+		t.Errorf("read js-hello://colors/indigo = %+v, %v", color, err)
+	}
+	if _, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "js-hello://nothing"}); err == nil {
+		t.Error("reading an unknown resource did not fail")
+	}
+	prompt, err := cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "describe_color", Arguments: map[string]string{"color": "azure"}})
+	if err != nil || len(prompt.Messages) != 1 || prompt.Messages[0].Role != "user" || prompt.Messages[0].Content.(*mcp.TextContent).Text != "Describe the color azure in one sentence." {
+		t.Errorf("prompts/get describe_color = %+v, %v", prompt, err)
+	}
+	if _, err := cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "describe_color"}); err == nil || !strings.Contains(err.Error(), "missing required argument") {
+		t.Errorf("prompts/get without its argument: %v", err)
+	}
+	for _, ref := range []*mcp.CompleteReference{
+		{Type: "ref/prompt", Name: "describe_color"},
+		{Type: "ref/resource", URI: "js-hello://colors/{name}"},
+	} {
+		argName := "color"
+		if ref.Type == "ref/resource" {
+			argName = "name"
+		}
+		res, err := cs.Complete(t.Context(), &mcp.CompleteParams{Ref: ref, Argument: mcp.CompleteParamsArgument{Name: argName, Value: "a"}})
+		if err != nil || strings.Join(res.Completion.Values, ",") != "amber,azure" || res.Completion.Total != 2 {
+			t.Errorf("complete %s %s = %+v, %v", ref.Type, argName, res, err)
+		}
+	}
 }
 
 // TestJSPluginsShareOneCompiledModule: two JavaScript plugins with

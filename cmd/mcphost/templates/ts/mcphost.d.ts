@@ -64,8 +64,9 @@ declare module "mcphost" {
     _meta?: Record<string, unknown>;
   }
 
-  /** Collects what a plugin contributes, in the shape of the TypeScript
-   * MCP SDK's McpServer. The name and version are informative: the host
+  /** Collects what a plugin contributes (tools, resources, resource
+   * templates, prompts), in the shape of the TypeScript MCP SDK's
+   * McpServer. The name and version are informative: the host
    * names the plugin after its config. */
   export class McpServer {
     constructor(info?: { name?: string; version?: string }, options?: Record<string, unknown>);
@@ -77,7 +78,63 @@ declare module "mcphost" {
       config: ToolConfig,
       handler: (args: Args, ctx: Context) => ToolReturn | Promise<ToolReturn>,
     ): this;
+    /** Adds a resource at a fixed URI. */
+    registerResource(name: string, uri: string, metadata: ResourceMetadata, read: (uri: string, ctx: Context) => ReadResult | Promise<ReadResult>): this;
+    /** Adds a resource template; read gets the URI and its variables. */
+    registerResource(
+      name: string,
+      template: ResourceTemplate,
+      metadata: ResourceMetadata,
+      read: (uri: string, variables: Record<string, string>, ctx: Context) => ReadResult | Promise<ReadResult>,
+    ): this;
+    /** Adds a prompt; required arguments are checked before get runs. */
+    registerPrompt<Args = Record<string, string>>(
+      name: string,
+      config: { title?: string; description?: string; arguments?: PromptArgument[]; _meta?: Record<string, unknown> },
+      get: (args: Args, ctx: Context) => PromptResult | Promise<PromptResult>,
+    ): this;
   }
+
+  /** A family of resources named by an RFC 6570 URI template
+   * ("notes://{id}"); complete maps a variable's name to the values that
+   * complete what the user typed. */
+  export class ResourceTemplate {
+    constructor(uriTemplate: string, options?: { complete?: Record<string, Completer> });
+    readonly uriTemplate: string;
+  }
+
+  /** Returns, or resolves to, the values that complete value (at most 100
+   * are sent, with the total). */
+  export type Completer = (value: string, ctx: Context) => string[] | Promise<string[]>;
+
+  /** A resource's metadata. */
+  export interface ResourceMetadata {
+    title?: string;
+    description?: string;
+    mimeType?: string;
+    annotations?: Record<string, unknown>;
+    _meta?: Record<string, unknown>;
+  }
+
+  /** What a read callback returns: MCP's ReadResourceResult, or a string
+   * (one text content of the resource's mimeType, text/plain by default). */
+  export type ReadResult =
+    | string
+    | { contents: ({ uri: string; mimeType?: string; text: string } | { uri: string; mimeType?: string; blob: string })[] };
+
+  /** A prompt's argument; complete offers values for it. */
+  export interface PromptArgument {
+    name: string;
+    description?: string;
+    required?: boolean;
+    complete?: Completer;
+  }
+
+  /** What a prompt callback returns: MCP's GetPromptResult, or a string
+   * (one user message of that text). */
+  export type PromptResult =
+    | string
+    | { description?: string; messages: { role: "user" | "assistant"; content: Content }[] };
 
   /** A protocol-level error: thrown from a handler, it fails the request
    * with this JSON-RPC code instead of returning a result with isError. */

@@ -454,3 +454,18 @@ EXPORT("call_tool") int32_t call_tool(void) {
 	int32_t rc = start();
 	return rc ? rc : serve("call_tool");
 }
+
+/* Resources, resource templates, prompts and completion: each export
+ * serves what the plugin registered (an empty list when it registered
+ * none, which contributes nothing). */
+#define SERVE_EXPORT(fn)                                  \
+	EXPORT(#fn) int32_t fn(void) {                    \
+		int32_t rc = start();                     \
+		return rc ? rc : serve(#fn);              \
+	}
+SERVE_EXPORT(list_resources)
+SERVE_EXPORT(list_resource_templates)
+SERVE_EXPORT(read_resource)
+SERVE_EXPORT(list_prompts)
+SERVE_EXPORT(get_prompt)
+SERVE_EXPORT(complete)

@@ -16,9 +16,27 @@
 const native = globalThis.__mcphost_native;
 delete globalThis.__mcphost_native;
 
-// The tools registered by every McpServer of the plugin, by name, in the
-// order they were registered.
+// What every McpServer of the plugin registered, in the order it was
+// registered: tools by name, resources by URI, resource templates by their
+// URI template, prompts by name.
 const tools = new Map();
+const resources = new Map();
+const templates = new Map();
+const prompts = new Map();
+
+// ResourceTemplate names a family of resources by an RFC 6570 URI template
+// (level 1: "notes://{id}"), as the TypeScript SDK's does; complete maps a
+// variable's name to a function (value, ctx) returning, or resolving to,
+// the values that complete it.
+export class ResourceTemplate {
+  constructor(uriTemplate, { complete } = {}) {
+    if (typeof uriTemplate !== "string" || uriTemplate === "") {
+      throw new TypeError("ResourceTemplate: the URI template must be a non-empty string");
+    }
+    this.uriTemplate = uriTemplate;
+    this.complete = complete ?? {};
+  }
+}
 
 // McpError is a protocol-level error: thrown from a handler it fails the
 // request with this JSON-RPC code (-32602 invalid params, -32603 internal
@@ -75,6 +93,82 @@ export class McpServer {
       if (config[key] !== undefined) def[key] = config[key];
     }
     tools.set(name, { def, handler });
+    return this;
+  }
+
+  // registerResource adds a resource (uri a string) or a resource template
+  // (uri a ResourceTemplate). metadata: { title, description, mimeType,
+  // annotations, _meta }. read(uri, ctx) for a resource, read(uri,
+  // variables, ctx) for a template, returns or resolves to a
+  // ReadResourceResult ({ contents: [...] }) or a string (one text content
+  // of the resource's mimeType, text/plain by default).
+  registerResource(name, uri, metadata, read) {
+    if (typeof metadata === "function" && read === undefined) {
+      read = metadata;
+      metadata = {};
+    }
+    if (typeof name !== "string" || name === "") {
+      throw new TypeError("registerResource: the name must be a non-empty string");
+    }
+    if (typeof read !== "function") {
+      throw new TypeError(`registerResource ${JSON.stringify(name)}: the read callback must be a function`);
+    }
+    const def = { name };
+    for (const key of ["title", "description", "mimeType", "annotations", "_meta", "size"]) {
+      if (metadata?.[key] !== undefined) def[key] = metadata[key];
+    }
+    if (uri instanceof ResourceTemplate) {
+      if (templates.has(uri.uriTemplate)) {
+        throw new Error(`registerResource ${JSON.stringify(name)}: the template ${uri.uriTemplate} is registered already`);
+      }
+      def.uriTemplate = uri.uriTemplate;
+      templates.set(uri.uriTemplate, { def, read, complete: uri.complete });
+    } else {
+      if (typeof uri !== "string" || uri === "") {
+        throw new TypeError(`registerResource ${JSON.stringify(name)}: the URI must be a string or a ResourceTemplate`);
+      }
+      if (resources.has(uri)) {
+        throw new Error(`registerResource ${JSON.stringify(name)}: the URI ${uri} is registered already`);
+      }
+      def.uri = uri;
+      resources.set(uri, { def, read });
+    }
+    return this;
+  }
+
+  // registerPrompt adds a prompt. config: { title, description, arguments:
+  // [{ name, description, required, complete(value, ctx) }] }. get(args,
+  // ctx) returns or resolves to a GetPromptResult ({ description, messages
+  // }) or a string (one user message of that text).
+  registerPrompt(name, config, get) {
+    if (typeof config === "function" && get === undefined) {
+      get = config;
+      config = {};
+    }
+    if (typeof name !== "string" || name === "") {
+      throw new TypeError("registerPrompt: the name must be a non-empty string");
+    }
+    if (typeof get !== "function") {
+      throw new TypeError(`registerPrompt ${JSON.stringify(name)}: the callback must be a function`);
+    }
+    if (prompts.has(name)) {
+      throw new Error(`registerPrompt ${JSON.stringify(name)}: a prompt of that name is registered already`);
+    }
+    const def = { name };
+    for (const key of ["title", "description", "_meta"]) {
+      if (config?.[key] !== undefined) def[key] = config[key];
+    }
+    const completers = {};
+    if (config?.arguments !== undefined) {
+      def.arguments = config.arguments.map((a) => {
+        const arg = { name: String(a.name) };
+        if (a.description !== undefined) arg.description = String(a.description);
+        if (a.required !== undefined) arg.required = Boolean(a.required);
+        if (typeof a.complete === "function") completers[arg.name] = a.complete;
+        return arg;
+      });
+    }
+    prompts.set(name, { def, get, complete: completers });
     return this;
   }
 }
@@ -211,9 +305,97 @@ async function callTool(env) {
   }
 }
 
+// failed turns what a resource, prompt or completion callback threw into
+// the request's error: an McpError's code, else -32603 with the message
+// and where it was thrown.
+function failed(what, err) {
+  if (err instanceof McpError) return protocolError(err.code, err.message, err.data);
+  log("warn", `${what} failed: ${errorText(err)}`);
+  return protocolError(-32603, `${what} failed: ${errorText(err)}`);
+}
+
+async function readResource(env) {
+  const uri = String(env.request?.uri ?? "");
+  const c = env.context ?? {};
+  try {
+    let entry, value;
+    if (c.uriTemplate !== undefined) {
+      entry = templates.get(c.uriTemplate);
+      if (entry) value = await entry.read(uri, c.uriVariables ?? {}, context(env));
+    } else {
+      entry = resources.get(uri);
+      if (entry) value = await entry.read(uri, context(env));
+    }
+    if (!entry) return protocolError(-32002, `resource not found: ${uri}`);
+    if (typeof value === "string") {
+      value = { contents: [{ uri, mimeType: entry.def.mimeType ?? "text/plain", text: value }] };
+    }
+    if (typeof value !== "object" || value === null || !Array.isArray(value.contents)) {
+      throw new TypeError(`the read callback of ${JSON.stringify(entry.def.name)} returned neither a string nor { contents: [...] }`);
+    }
+    return "O" + JSON.stringify(value);
+  } catch (err) {
+    return failed(`reading ${uri}`, err);
+  }
+}
+
+async function getPrompt(env) {
+  const req = env.request ?? {};
+  const prompt = prompts.get(req.name);
+  if (!prompt) return protocolError(-32602, `unknown prompt ${JSON.stringify(req.name)}`);
+  for (const a of prompt.def.arguments ?? []) {
+    if (a.required && (req.arguments ?? {})[a.name] === undefined) {
+      return protocolError(-32602, `prompt ${JSON.stringify(req.name)}: missing required argument ${JSON.stringify(a.name)}`);
+    }
+  }
+  try {
+    let value = await prompt.get(req.arguments ?? {}, context(env));
+    if (typeof value === "string") {
+      value = { messages: [{ role: "user", content: { type: "text", text: value } }] };
+    }
+    if (typeof value !== "object" || value === null || !Array.isArray(value.messages)) {
+      throw new TypeError(`prompt ${JSON.stringify(req.name)} returned neither a string nor { messages: [...] }`);
+    }
+    return "O" + JSON.stringify(value);
+  } catch (err) {
+    return failed(`prompt ${JSON.stringify(req.name)}`, err);
+  }
+}
+
+// maxCompletions is how many values a completion returns at most (MCP's
+// limit); total and hasMore say how many there were.
+const maxCompletions = 100;
+
+async function complete(env) {
+  const req = env.request ?? {};
+  const ref = req.ref ?? {};
+  const arg = req.argument ?? {};
+  let completer;
+  if (ref.type === "ref/prompt") {
+    completer = prompts.get(ref.name)?.complete?.[arg.name];
+  } else if (ref.type === "ref/resource") {
+    completer = templates.get(ref.uri)?.complete?.[arg.name];
+  }
+  if (!completer) return "O" + JSON.stringify({ completion: { values: [] } });
+  try {
+    const all = await completer(String(arg.value ?? ""), context(env));
+    if (!Array.isArray(all)) throw new TypeError(`the completion of ${JSON.stringify(arg.name)} returned no array`);
+    const values = all.slice(0, maxCompletions).map(String);
+    return "O" + JSON.stringify({ completion: { values, total: all.length, hasMore: all.length > values.length } });
+  } catch (err) {
+    return failed(`completing ${JSON.stringify(arg.name)}`, err);
+  }
+}
+
 const exportsTable = {
   list_tools: () => "O" + JSON.stringify({ tools: [...tools.values()].map((t) => t.def) }),
   call_tool: callTool,
+  list_resources: () => "O" + JSON.stringify({ resources: [...resources.values()].map((r) => r.def) }),
+  list_resource_templates: () => "O" + JSON.stringify({ resourceTemplates: [...templates.values()].map((r) => r.def) }),
+  read_resource: readResource,
+  list_prompts: () => "O" + JSON.stringify({ prompts: [...prompts.values()].map((p) => p.def) }),
+  get_prompt: getPrompt,
+  complete,
 };
 
 // The glue calls this with the name of the export and its input (the
