@@ -93,7 +93,7 @@ test: plugins-check plugins vet
 	@scripts/ensure-chromium.sh
 	@GO=$(GO) scripts/ensure-cosign.sh
 	@GO=$(GO) scripts/ensure-jaeger.sh
-	$(GO) test -race -count=1 -timeout 25m ./...
+	$(GO) test -race -count=1 -timeout 45m ./...
 	@for m in $(SUB_MODULES); do echo "$(GO) -C $$m test -race -count=1 ./..."; $(GO) -C $$m test -race -count=1 ./... || exit 1; done
 	$(MAKE) reference
 	$(MAKE) conformance
