@@ -98,3 +98,21 @@ finish_build() {
 		echo "$label: built $shown ($(wc -c <"$out") bytes, $built_with)"
 	fi
 }
+
+# build_js_plugin DIR NAME LANG [--check]: builds DIR/NAME.wasm, a
+# JavaScript or TypeScript plugin (LANG js or ts), with `mcphost plugin
+# build` from this checkout: the JavaScript engine with DIR's sources
+# bundled in its mcphost.js section. Needs only Go.
+build_js_plugin() {
+	local dir=$1 name=$2 lang=$3
+	local shown out root tmp
+	shown=$(realpath --relative-to=. "$dir")/$name.wasm
+	out=$dir/$name.wasm
+	parse_check_flag "${4:-}"
+	root=$(cd "$dir/../.." && pwd)
+	tmp=$(mktemp "$dir/.$name.XXXXXX.wasm")
+	# shellcheck disable=SC2064 # $tmp is local: expand it now
+	trap "rm -f '$tmp'" EXIT
+	(cd "$root" && go run ./cmd/mcphost plugin build --lang "$lang" -o "$tmp" "$dir" >/dev/null)
+	finish_build "$name" "$tmp" "$out" "$shown" "$(go version | cut -d' ' -f3), mcphost's esbuild and host/internal/jsengine/engine.wasm"
+}

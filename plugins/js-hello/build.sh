@@ -10,13 +10,4 @@ set -euo pipefail
 dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../buildlib.sh
 . "$dir/../buildlib.sh"
-name=js-hello
-shown=$(realpath --relative-to=. "$dir")/$name.wasm
-out=$dir/$name.wasm
-parse_check_flag "${1:-}"
-root=$(cd "$dir/../.." && pwd)
-
-tmp=$(mktemp "$dir/.$name.XXXXXX.wasm")
-trap 'rm -f "$tmp"' EXIT
-(cd "$root" && go run ./cmd/mcphost plugin build --lang js -o "$tmp" "$dir" >/dev/null)
-finish_build "$name" "$tmp" "$out" "$shown" "$(go version | cut -d' ' -f3), mcphost's esbuild and host/internal/jsengine/engine.wasm"
+build_js_plugin "$dir" js-hello js "${1:-}"

@@ -11,13 +11,4 @@ set -euo pipefail
 dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../buildlib.sh
 . "$dir/../buildlib.sh"
-name=ts-hello
-shown=$(realpath --relative-to=. "$dir")/$name.wasm
-out=$dir/$name.wasm
-parse_check_flag "${1:-}"
-root=$(cd "$dir/../.." && pwd)
-
-tmp=$(mktemp "$dir/.$name.XXXXXX.wasm")
-trap 'rm -f "$tmp"' EXIT
-(cd "$root" && go run ./cmd/mcphost plugin build --lang ts -o "$tmp" "$dir" >/dev/null)
-finish_build "$name" "$tmp" "$out" "$shown" "$(go version | cut -d' ' -f3), mcphost's esbuild and host/internal/jsengine/engine.wasm"
+build_js_plugin "$dir" ts-hello ts "${1:-}"
