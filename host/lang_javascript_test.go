@@ -34,8 +34,9 @@ func jsPlugin(t *testing.T, source string) string {
 }
 
 // TestJSHello: the committed example plugins/js-hello through a go-sdk
-// client: a text result with the plugin's config, structured content, and
-// a thrown error as a tool error naming the JavaScript file and line.
+// client: a text result with the plugin's config, structured content, a
+// thrown error as a tool error naming the JavaScript file and line, a
+// resource, a template, a prompt and completions.
 func TestJSHello(t *testing.T) {
 	h, _ := newHost(t, fmt.Sprintf(`
 [server]
@@ -71,6 +72,31 @@ config = { greeting = "Howdy" }
 	res, text = callText(t, cs, "fail", map[string]any{})
 	if !res.IsError || !strings.Contains(text, "Error: it failed on purpose") || !strings.Contains(text, "(at main.js:38:13)") {
 		t.Errorf("fail = %q (isError %v), want the error and where main.js throws it (main.js:38:13, through the positions plugin build appends)", text, res.IsError)
+	}
+
+	ctx := t.Context()
+	if r, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "hello://about"}); err != nil || len(r.Contents) != 1 ||
+		r.Contents[0].Text != "hello://about: mcphost's example plugin in JavaScript" || r.Contents[0].MIMEType != "text/plain" {
+		t.Errorf("read hello://about = %+v, %v", r, err)
+	}
+	if r, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "hello://greeting/fr"}); err != nil || len(r.Contents) != 1 || r.Contents[0].Text != "Bonjour" {
+		t.Errorf("read hello://greeting/fr = %+v, %v", r, err)
+	}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "hello://greeting/xx"}); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("read hello://greeting/xx: %v, want resource not found", err)
+	}
+	p, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "introduce", Arguments: map[string]string{"name": "Ada", "lang": "de"}})
+	if err != nil || len(p.Messages) != 1 {
+		t.Fatalf("get introduce = %+v, %v", p, err)
+	}
+	if tc, ok := p.Messages[0].Content.(*mcp.TextContent); !ok || tc.Text != `Introduce Ada in one sentence, starting with "Hallo".` {
+		t.Errorf("introduce = %+v", p.Messages[0].Content)
+	}
+	for _, ref := range []*mcp.CompleteReference{{Type: "ref/prompt", Name: "introduce"}, {Type: "ref/resource", URI: "hello://greeting/{lang}"}} {
+		c, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: ref, Argument: mcp.CompleteParamsArgument{Name: "lang", Value: "e"}})
+		if err != nil || strings.Join(c.Completion.Values, ",") != "en,es" {
+			t.Errorf("complete lang e of %s = %+v, %v; want en,es", ref.Name+ref.URI, c, err)
+		}
 	}
 }
 
@@ -196,5 +222,151 @@ timeout = "10s"
 		if res, text := callText(t, cs, "greet", map[string]any{"name": "Ada"}); res.IsError || text != "Hello, Ada!" {
 			t.Errorf("greet after %s = %q (isError %v)", c.tool, text, res.IsError)
 		}
+	}
+}
+
+// resourcesJS registers a resource, a template with completions, a prompt
+// with completions, and a resource and a prompt that fail.
+const resourcesJS = `import { McpServer, McpError, ResourceTemplate } from "mcphost";
+const s = new McpServer();
+s.registerResource("readme", "docs://readme", { title: "Read me", mimeType: "text/markdown" },
+  async (uri) => "# read me at " + uri.href);
+s.registerResource("logo", "docs://logo", { mimeType: "image/png" }, () => new Uint8Array([137, 80, 78, 71]));
+s.registerResource("note", new ResourceTemplate("note://{id}", {
+  complete: { id: (value) => ["alpha", "beta", "gamma"].filter((v) => v.startsWith(value)) },
+}), { description: "a note by id" }, (uri, { id }, ctx) => {
+  if (id === "missing") throw new McpError(-32002, "resource not found", { uri: uri.href });
+  return { contents: [{ text: "note " + id }] };
+});
+s.registerResource("broken", "docs://broken", () => { throw new Error("cannot read"); });
+s.registerPrompt("review", {
+  title: "Review",
+  description: "Reviews code",
+  argsSchema: { type: "object", properties: { code: { type: "string", description: "the code" }, lang: { type: "string" } }, required: ["code"] },
+  complete: { lang: (value, { arguments: args }) => ["go", "js", "rust"].filter((l) => l.startsWith(value)).concat(args.code ? [] : ["none"]) },
+}, ({ code, lang }) => ({ messages: [{ role: "user", content: { type: "text", text: "Review this " + (lang ?? "?") + ": " + code } }] }));
+s.registerPrompt("hello", { arguments: [{ name: "who", required: true }] }, ({ who }) => "Say hello to " + who);
+`
+
+// TestJSResourcesPromptsCompletions: a JavaScript plugin's resources,
+// templates, prompts and completions through a go-sdk client, and a plugin
+// with tools only offering none of them.
+func TestJSResourcesPromptsCompletions(t *testing.T) {
+	h, _ := newHost(t, fmt.Sprintf(`
+[server]
+watch = false
+[[plugin]]
+name = "res"
+path = %s
+timeout = "10s"
+[[plugin]]
+name = "tools"
+path = %s
+timeout = "10s"
+`, strconv.Quote(jsPlugin(t, resourcesJS)), strconv.Quote(jsPlugin(t, `import { McpServer } from "mcphost";
+new McpServer().registerTool("only", { description: "a tool" }, () => "only");`))))
+	cs := connect(t, h, nil, "")
+	ctx := t.Context()
+
+	list, err := cs.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, r := range list.Resources {
+		uris = append(uris, r.URI+"|"+r.Name+"|"+r.Title+"|"+r.MIMEType)
+	}
+	if got, want := strings.Join(uris, ","), "docs://broken|broken||,docs://logo|logo||image/png,docs://readme|readme|Read me|text/markdown"; got != want {
+		t.Errorf("resources = %s, want %s", got, want)
+	}
+	tmpls, err := cs.ListResourceTemplates(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tmpls.ResourceTemplates) != 1 || tmpls.ResourceTemplates[0].URITemplate != "note://{id}" || tmpls.ResourceTemplates[0].Description != "a note by id" {
+		t.Errorf("templates = %+v, want note://{id}", tmpls.ResourceTemplates)
+	}
+
+	read := func(uri string) (*mcp.ReadResourceResult, error) {
+		return cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	}
+	if res, err := read("docs://readme"); err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "# read me at docs://readme" ||
+		res.Contents[0].URI != "docs://readme" || res.Contents[0].MIMEType != "text/markdown" {
+		t.Errorf("read docs://readme = %+v, %v", res, err)
+	}
+	if res, err := read("docs://logo"); err != nil || len(res.Contents) != 1 || string(res.Contents[0].Blob) != "\x89PNG" || res.Contents[0].MIMEType != "image/png" {
+		t.Errorf("read docs://logo = %+v, %v", res, err)
+	}
+	if res, err := read("note://beta"); err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "note beta" || res.Contents[0].URI != "note://beta" {
+		t.Errorf("read note://beta = %+v, %v", res, err)
+	}
+	if _, err := read("note://missing"); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("read note://missing: %v, want resource not found", err)
+	}
+	if _, err := read("docs://broken"); err == nil || !strings.Contains(err.Error(), "Error: cannot read") {
+		t.Errorf("read docs://broken: %v, want the error thrown", err)
+	}
+
+	prompts, err := cs.ListPrompts(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range prompts.Prompts {
+		var args []string
+		for _, a := range p.Arguments {
+			args = append(args, fmt.Sprintf("%s:%v:%s", a.Name, a.Required, a.Description))
+		}
+		names = append(names, p.Name+"("+strings.Join(args, ";")+")")
+	}
+	if got, want := strings.Join(names, ","), "hello(who:true:),review(code:true:the code;lang:false:)"; got != want {
+		t.Errorf("prompts = %s, want %s", got, want)
+	}
+	pr, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "review", Arguments: map[string]string{"code": "x := 1", "lang": "go"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pr.Messages) != 1 || pr.Description != "Reviews code" {
+		t.Fatalf("get review = %+v", pr)
+	}
+	if tc, ok := pr.Messages[0].Content.(*mcp.TextContent); !ok || tc.Text != "Review this go: x := 1" || pr.Messages[0].Role != "user" {
+		t.Errorf("get review message = %+v", pr.Messages[0])
+	}
+	pr, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "hello", Arguments: map[string]string{"who": "Ada"}})
+	if err != nil || len(pr.Messages) != 1 {
+		t.Fatalf("get hello = %+v, %v", pr, err)
+	}
+	if tc, ok := pr.Messages[0].Content.(*mcp.TextContent); !ok || tc.Text != "Say hello to Ada" {
+		t.Errorf("get hello message = %+v", pr.Messages[0])
+	}
+
+	complete := func(ref *mcp.CompleteReference, arg, value string, args map[string]string) []string {
+		t.Helper()
+		p := &mcp.CompleteParams{Ref: ref, Argument: mcp.CompleteParamsArgument{Name: arg, Value: value}}
+		if args != nil {
+			p.Context = &mcp.CompleteContext{Arguments: args}
+		}
+		res, err := cs.Complete(ctx, p)
+		if err != nil {
+			t.Fatalf("complete %s %s: %v", ref.Name+ref.URI, arg, err)
+		}
+		return res.Completion.Values
+	}
+	if got := complete(&mcp.CompleteReference{Type: "ref/resource", URI: "note://{id}"}, "id", "b", nil); strings.Join(got, ",") != "beta" {
+		t.Errorf("complete note id b = %v, want [beta]", got)
+	}
+	if got := complete(&mcp.CompleteReference{Type: "ref/prompt", Name: "review"}, "lang", "", map[string]string{"code": "x"}); strings.Join(got, ",") != "go,js,rust" {
+		t.Errorf("complete review lang = %v, want [go js rust]", got)
+	}
+	if got := complete(&mcp.CompleteReference{Type: "ref/prompt", Name: "review"}, "lang", "r", nil); strings.Join(got, ",") != "rust,none" {
+		t.Errorf("complete review lang r without code = %v, want [rust none]", got)
+	}
+	if got := complete(&mcp.CompleteReference{Type: "ref/prompt", Name: "hello"}, "who", "A", nil); len(got) != 0 {
+		t.Errorf("complete hello who = %v, want none (no completer)", got)
+	}
+
+	// The tools-only plugin: its tool, and nothing else from it.
+	if res, text := callText(t, cs, "only", map[string]any{}); res.IsError || text != "only" {
+		t.Errorf("only = %q (isError %v)", text, res.IsError)
 	}
 }

@@ -64,6 +64,85 @@ declare module "mcphost" {
     _meta?: Record<string, unknown>;
   }
 
+  /** A resource's metadata, as registerResource takes it. */
+  export interface ResourceMetadata {
+    title?: string;
+    description?: string;
+    mimeType?: string;
+    annotations?: { audience?: ("user" | "assistant")[]; priority?: number; lastModified?: string };
+    /** A resource's size in bytes (not for templates). */
+    size?: number;
+    icons?: { src: string; mimeType?: string; sizes?: string[] }[];
+    _meta?: Record<string, unknown>;
+  }
+
+  /** The URI a read callback gets: the TypeScript SDK passes a URL; this
+   * has its href. */
+  export interface ResourceUri {
+    readonly href: string;
+    toString(): string;
+  }
+
+  /** One content of a resource: text or blob (base64). */
+  export type ResourceContents =
+    | { uri?: string; mimeType?: string; text: string; _meta?: Record<string, unknown> }
+    | { uri?: string; mimeType?: string; blob: string; _meta?: Record<string, unknown> };
+
+  /** What a read callback may return: a string (one text content), bytes
+   * (one blob content), both with the resource's mimeType, or MCP's
+   * ReadResourceResult (a content without a uri gets the one read). */
+  export type ReadResourceReturn = string | Uint8Array | ArrayBuffer | { contents: ResourceContents[]; _meta?: Record<string, unknown> };
+
+  /** Completes a prompt argument or a template variable: the values that
+   * fit value (at most 100 are sent; more set total and hasMore). context
+   * holds the arguments the client already filled in. */
+  export type CompleteCallback = (
+    value: string,
+    context: { arguments: Record<string, string> },
+  ) => string[] | { values: string[]; total?: number; hasMore?: boolean } | Promise<string[] | { values: string[]; total?: number; hasMore?: boolean }>;
+
+  /** A URI template (RFC 6570, beginning with a literal scheme:
+   * "note://{id}"), as the TypeScript SDK's. The TypeScript SDK's list
+   * callback is not supported (the constructor throws): register each
+   * resource to list with registerResource. */
+  export class ResourceTemplate {
+    constructor(uriTemplate: string, callbacks?: { list?: undefined; complete?: Record<string, CompleteCallback> });
+    readonly uriTemplate: string;
+  }
+
+  /** A prompt argument, as MCP lists it (arguments are strings). */
+  export interface PromptArgument {
+    name: string;
+    title?: string;
+    description?: string;
+    required?: boolean;
+  }
+
+  /** A prompt's definition: arguments as MCP lists them, or argsSchema, a
+   * JSON Schema object whose properties are the arguments (their title
+   * and description) and whose required are the required ones. complete
+   * completes arguments by name. */
+  export interface PromptConfig {
+    title?: string;
+    description?: string;
+    arguments?: PromptArgument[];
+    argsSchema?: JSONSchema & { properties?: Record<string, JSONSchema>; required?: string[] };
+    complete?: Record<string, CompleteCallback>;
+    icons?: { src: string; mimeType?: string; sizes?: string[] }[];
+    _meta?: Record<string, unknown>;
+  }
+
+  /** A message of a prompt. */
+  export interface PromptMessage {
+    role: "user" | "assistant";
+    content: Content;
+  }
+
+  /** What a prompt callback may return: MCP's GetPromptResult (its
+   * description defaults to the prompt's), or a string (one user
+   * message). */
+  export type GetPromptReturn = string | { description?: string; messages: PromptMessage[]; _meta?: Record<string, unknown> };
+
   /** Collects what a plugin contributes, in the shape of the TypeScript
    * MCP SDK's McpServer. The name and version are informative: the host
    * names the plugin after its config. */
@@ -76,6 +155,31 @@ declare module "mcphost" {
       name: string,
       config: ToolConfig,
       handler: (args: Args, ctx: Context) => ToolReturn | Promise<ToolReturn>,
+    ): this;
+    /** Adds a resource. A thrown McpError fails the read with its code
+     * (-32002 with data {uri} for "resource not found"); another error
+     * with -32603 and its message. */
+    registerResource(
+      name: string,
+      uri: string,
+      metadata: ResourceMetadata,
+      read: (uri: ResourceUri, ctx: Context) => ReadResourceReturn | Promise<ReadResourceReturn>,
+    ): this;
+    /** Adds a resource template: read gets the template's variables as the
+     * host matched them (a string; an array or object for an exploded
+     * variable; absent when the URI leaves it undefined). */
+    registerResource(
+      name: string,
+      template: ResourceTemplate,
+      metadata: ResourceMetadata,
+      read: (uri: ResourceUri, variables: Record<string, string | string[] | Record<string, string>>, ctx: Context) => ReadResourceReturn | Promise<ReadResourceReturn>,
+    ): this;
+    /** Adds a prompt. The host refuses a request without a required
+     * argument before get runs. */
+    registerPrompt<Args extends Record<string, string | undefined> = Record<string, string | undefined>>(
+      name: string,
+      config: PromptConfig,
+      get: (args: Args, ctx: Context) => GetPromptReturn | Promise<GetPromptReturn>,
     ): this;
   }
 

@@ -1,5 +1,6 @@
 // The built-in module "mcphost": what a JavaScript plugin imports to
-// contribute tools, and the dispatcher the engine's C glue (glue.c) calls
+// contribute tools, resources, resource templates, prompts and completions,
+// and the dispatcher the engine's C glue (glue.c) calls
 // for every export. It runs inside the sandbox, in the same QuickJS
 // context as the plugin; the glue hands it the native functions as
 // globalThis.__mcphost_native and this module hides them again.
@@ -16,9 +17,12 @@
 const native = globalThis.__mcphost_native;
 delete globalThis.__mcphost_native;
 
-// The tools registered by every McpServer of the plugin, by name, in the
-// order they were registered.
+// What every McpServer of the plugin registered, in the order registered:
+// tools and prompts by name, resources by URI, templates by URI template.
 const tools = new Map();
+const resources = new Map();
+const templates = new Map();
+const prompts = new Map();
 
 // McpError is a protocol-level error: thrown from a handler it fails the
 // request with this JSON-RPC code (-32602 invalid params, -32603 internal
@@ -33,8 +37,49 @@ export class McpError extends Error {
   }
 }
 
+// ResourceTemplate is a URI template (RFC 6570, with a literal scheme:
+// "note://{id}") to register with registerResource, as the TypeScript
+// SDK's. callbacks.complete maps a variable's name to a function (value,
+// context) returning, or resolving to, the completions of that variable.
+// callbacks.list (the TypeScript SDK's way of listing a template's
+// resources) is not supported: register those with registerResource.
+export class ResourceTemplate {
+  constructor(uriTemplate, callbacks = {}) {
+    if (typeof uriTemplate !== "string" || uriTemplate === "") {
+      throw new TypeError("ResourceTemplate: the URI template must be a non-empty string");
+    }
+    if (typeof callbacks?.list === "function") {
+      throw new TypeError(`ResourceTemplate ${JSON.stringify(uriTemplate)}: a list callback is not supported; register each resource with registerResource`);
+    }
+    this.uriTemplate = uriTemplate;
+    this.complete = completers(`ResourceTemplate ${JSON.stringify(uriTemplate)}`, callbacks?.complete);
+  }
+
+  toString() {
+    return this.uriTemplate;
+  }
+}
+
+// completers checks a { name: (value, context) => values } map.
+function completers(what, map) {
+  if (map === undefined || map === null) return {};
+  if (typeof map !== "object") throw new TypeError(`${what}: complete must be an object of functions`);
+  for (const [k, fn] of Object.entries(map)) {
+    if (typeof fn !== "function") throw new TypeError(`${what}: complete.${k} must be a function`);
+  }
+  return { ...map };
+}
+
+// copy copies the keys of from that are defined to def.
+function copy(def, from, keys) {
+  for (const key of keys) {
+    if (from?.[key] !== undefined) def[key] = from[key];
+  }
+  return def;
+}
+
 // McpServer collects what a plugin contributes, in the shape of the
-// TypeScript MCP SDK's McpServer (tools for now). The name and version are
+// TypeScript MCP SDK's McpServer. The name and version are
 // the host's: a plugin's are informative only.
 export class McpServer {
   constructor(info = {}, options = {}) {
@@ -77,6 +122,98 @@ export class McpServer {
     tools.set(name, { def, handler });
     return this;
   }
+
+  // registerResource adds a resource (uri a string) or a resource template
+  // (uri a ResourceTemplate). metadata: { title, description, mimeType,
+  // annotations, size, icons, _meta } (optional). read(uri, ctx) for a
+  // resource, read(uri, variables, ctx) for a template, where uri has
+  // .href (the URI read) and variables are the template's, as the host
+  // matched them (ABI.md §3). read returns, or resolves to, one of:
+  //   a string                      one text content, with the mimeType
+  //   a Uint8Array or ArrayBuffer   one blob content, with the mimeType
+  //   a ReadResourceResult          { contents: [...] } (a content without
+  //                                 a uri gets the one read)
+  // A thrown McpError fails the request with its code (-32002 "resource
+  // not found", with data { uri }, for a URI the template matches but no
+  // resource has); another error fails it with -32603 and its message.
+  registerResource(name, uri, metadata, read) {
+    if (typeof name !== "string" || name === "") {
+      throw new TypeError("registerResource: the name must be a non-empty string");
+    }
+    if (typeof metadata === "function" && read === undefined) {
+      read = metadata;
+      metadata = {};
+    }
+    const what = `registerResource ${JSON.stringify(name)}`;
+    if (typeof read !== "function") throw new TypeError(`${what}: the read callback must be a function`);
+    const keys = ["title", "description", "mimeType", "annotations", "icons", "_meta"];
+    if (uri instanceof ResourceTemplate) {
+      if (templates.has(uri.uriTemplate)) {
+        throw new Error(`${what}: the template ${JSON.stringify(uri.uriTemplate)} is registered already`);
+      }
+      const def = copy({ uriTemplate: uri.uriTemplate, name }, metadata, keys);
+      templates.set(uri.uriTemplate, { def, read, complete: uri.complete });
+      return this;
+    }
+    if (typeof uri !== "string" || uri === "") {
+      throw new TypeError(`${what}: the URI must be a non-empty string or a ResourceTemplate`);
+    }
+    if (resources.has(uri)) throw new Error(`${what}: the URI ${JSON.stringify(uri)} is registered already`);
+    const def = copy({ uri, name }, metadata, [...keys, "size"]);
+    resources.set(uri, { def, read });
+    return this;
+  }
+
+  // registerPrompt adds a prompt. config: { title, description, argsSchema
+  // or arguments, complete, icons, _meta }: arguments as MCP lists them
+  // ([{ name, title, description, required }]), or argsSchema a JSON
+  // Schema object whose properties are the arguments (their title and
+  // description) and whose required are the required ones; prompt
+  // arguments are strings. complete maps an argument's name to a function
+  // (value, context) returning, or resolving to, its completions.
+  // get(args, ctx) returns, or resolves to, a GetPromptResult
+  // ({ description, messages }) or a string (one user message). The host
+  // refuses a request without a required argument before get runs.
+  registerPrompt(name, config, get) {
+    if (typeof name !== "string" || name === "") {
+      throw new TypeError("registerPrompt: the name must be a non-empty string");
+    }
+    if (typeof config === "function" && get === undefined) {
+      get = config;
+      config = {};
+    }
+    const what = `registerPrompt ${JSON.stringify(name)}`;
+    if (typeof get !== "function") throw new TypeError(`${what}: the callback must be a function`);
+    if (prompts.has(name)) throw new Error(`${what}: a prompt of that name is registered already`);
+    const def = copy({ name }, config, ["title", "description"]);
+    const args = promptArguments(what, config);
+    if (args.length > 0) def.arguments = args;
+    copy(def, config, ["icons", "_meta"]);
+    prompts.set(name, { def, get, complete: completers(what, config?.complete) });
+    return this;
+  }
+}
+
+// promptArguments returns the MCP arguments of a prompt's config.
+function promptArguments(what, config) {
+  if (config?.arguments !== undefined) {
+    if (!Array.isArray(config.arguments)) throw new TypeError(`${what}: arguments must be an array`);
+    return config.arguments.map((a) => {
+      if (typeof a?.name !== "string" || a.name === "") throw new TypeError(`${what}: every argument needs a name`);
+      return copy({ name: a.name }, a, ["title", "description", "required"]);
+    });
+  }
+  const schema = config?.argsSchema;
+  if (schema === undefined) return [];
+  if (typeof schema !== "object" || schema === null || typeof (schema.properties ?? {}) !== "object") {
+    throw new TypeError(`${what}: argsSchema must be a JSON Schema object with properties`);
+  }
+  const required = new Set(Array.isArray(schema.required) ? schema.required : []);
+  return Object.entries(schema.properties ?? {}).map(([name, p]) => {
+    const a = copy({ name }, p, ["title", "description"]);
+    if (required.has(name)) a.required = true;
+    return a;
+  });
 }
 
 // log writes a line to the host's log (not to the client): level is
@@ -211,9 +348,111 @@ async function callTool(env) {
   }
 }
 
+// failed is the ABI error of a callback of what that threw err: an
+// McpError's code, else -32603 with the error's text (also logged).
+function failed(what, err) {
+  if (err instanceof McpError) return protocolError(err.code, err.message, err.data);
+  log("warn", `${what} failed: ${errorText(err)}`);
+  return protocolError(-32603, `${what}: ${errorText(err)}`);
+}
+
+// resourceUri is the uri a read callback gets: the TypeScript SDK passes a
+// URL; this has its href.
+function resourceUri(uri) {
+  return { href: uri, toString: () => uri };
+}
+
+function readResult(what, uri, mimeType, value) {
+  const one = (c) => {
+    const r = { uri };
+    if (mimeType !== undefined) r.mimeType = mimeType;
+    return Object.assign(r, c);
+  };
+  if (typeof value === "string") return { contents: [one({ text: value })] };
+  if (value instanceof ArrayBuffer) value = new Uint8Array(value);
+  if (value instanceof Uint8Array) return { contents: [one({ blob: value.toBase64() })] };
+  if (value !== null && typeof value === "object" && Array.isArray(value.contents)) {
+    return { ...value, contents: value.contents.map((c) => (c?.uri === undefined ? { uri, ...c } : c)) };
+  }
+  throw new TypeError(`${what} returned ${value === null ? "null" : typeof value}: want a string, a Uint8Array or { contents }`);
+}
+
+async function readResource(env) {
+  const req = env.request ?? {};
+  const c = env.context ?? {};
+  const uri = String(req.uri ?? "");
+  const r = resources.get(uri);
+  const t = r === undefined && c.uriTemplate !== undefined ? templates.get(c.uriTemplate) : undefined;
+  if (r === undefined && t === undefined) return protocolError(-32002, "resource not found", { uri });
+  const what = r !== undefined ? `resource ${JSON.stringify(uri)}` : `resource template ${JSON.stringify(c.uriTemplate)}`;
+  try {
+    const value = r !== undefined
+      ? await r.read(resourceUri(uri), context(env))
+      : await t.read(resourceUri(uri), c.uriVariables ?? {}, context(env));
+    return "O" + JSON.stringify(readResult(what, uri, (r ?? t).def.mimeType, value));
+  } catch (err) {
+    return failed(what, err);
+  }
+}
+
+async function getPrompt(env) {
+  const req = env.request ?? {};
+  const p = prompts.get(req.name);
+  if (!p) return protocolError(-32602, `unknown prompt ${JSON.stringify(req.name)}`);
+  const what = `prompt ${JSON.stringify(req.name)}`;
+  try {
+    let value = await p.get(req.arguments ?? {}, context(env));
+    if (typeof value === "string") value = { messages: [{ role: "user", content: { type: "text", text: value } }] };
+    if (value === null || typeof value !== "object" || !Array.isArray(value.messages)) {
+      throw new TypeError(`returned ${value === null ? "null" : typeof value}: want a string or { messages }`);
+    }
+    if (value.description === undefined && p.def.description !== undefined) value = { description: p.def.description, ...value };
+    return "O" + JSON.stringify(value);
+  } catch (err) {
+    return failed(what, err);
+  }
+}
+
+// MAX_COMPLETIONS is MCP's limit on the values of one completion result.
+const MAX_COMPLETIONS = 100;
+
+async function complete(env) {
+  const req = env.request ?? {};
+  const ref = req.ref ?? {};
+  const arg = req.argument ?? {};
+  let owner;
+  if (ref.type === "ref/prompt") owner = prompts.get(ref.name);
+  else if (ref.type === "ref/resource") owner = templates.get(ref.uri);
+  const fn = owner?.complete?.[arg.name];
+  if (typeof fn !== "function") return "O" + JSON.stringify({ completion: { values: [] } });
+  const what = `completion of ${JSON.stringify(arg.name)} in ${ref.type === "ref/prompt" ? "prompt " + JSON.stringify(ref.name) : "template " + JSON.stringify(ref.uri)}`;
+  try {
+    const got = await fn(String(arg.value ?? ""), { arguments: req.context?.arguments ?? {} });
+    const all = Array.isArray(got?.values) ? got.values : got;
+    if (all === null || typeof all !== "object" || typeof all[Symbol.iterator] !== "function") {
+      throw new TypeError("returned no array of values");
+    }
+    const values = Array.from(all, String);
+    const completion = { values: values.slice(0, MAX_COMPLETIONS) };
+    if (got?.total !== undefined) completion.total = got.total;
+    else if (values.length > MAX_COMPLETIONS) completion.total = values.length;
+    if (got?.hasMore !== undefined) completion.hasMore = Boolean(got.hasMore);
+    else if (values.length > MAX_COMPLETIONS) completion.hasMore = true;
+    return "O" + JSON.stringify({ completion });
+  } catch (err) {
+    return failed(what, err);
+  }
+}
+
 const exportsTable = {
   list_tools: () => "O" + JSON.stringify({ tools: [...tools.values()].map((t) => t.def) }),
   call_tool: callTool,
+  list_resources: () => "O" + JSON.stringify({ resources: [...resources.values()].map((r) => r.def) }),
+  list_resource_templates: () => "O" + JSON.stringify({ resourceTemplates: [...templates.values()].map((t) => t.def) }),
+  read_resource: readResource,
+  list_prompts: () => "O" + JSON.stringify({ prompts: [...prompts.values()].map((p) => p.def) }),
+  get_prompt: getPrompt,
+  complete,
 };
 
 // The glue calls this with the name of the export and its input (the
@@ -225,6 +464,25 @@ globalThis.__mcphost_dispatch = (name, input) => {
   return fn(JSON.parse(input));
 };
 
-// hasExport tells the glue whether the plugin contributes what an export
+// __mcphost_has tells whether the plugin registered anything an export
 // serves.
-globalThis.__mcphost_has = (name) => name === "list_tools" || name === "call_tool" ? tools.size > 0 : false;
+globalThis.__mcphost_has = (name) => {
+  switch (name) {
+    case "list_tools":
+    case "call_tool":
+      return tools.size > 0;
+    case "list_resources":
+      return resources.size > 0;
+    case "list_resource_templates":
+      return templates.size > 0;
+    case "read_resource":
+      return resources.size + templates.size > 0;
+    case "list_prompts":
+    case "get_prompt":
+      return prompts.size > 0;
+    case "complete":
+      return [...prompts.values(), ...templates.values()].some((o) => Object.keys(o.complete).length > 0);
+    default:
+      return false;
+  }
+};
