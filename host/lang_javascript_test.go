@@ -2,6 +2,9 @@ package host_test
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -368,5 +371,86 @@ new McpServer().registerTool("only", { description: "a tool" }, () => "only");`)
 	// The tools-only plugin: its tool, and nothing else from it.
 	if res, text := callText(t, cs, "only", map[string]any{}); res.IsError || text != "only" {
 		t.Errorf("only = %q (isError %v)", text, res.IsError)
+	}
+}
+
+// fetchJS fetches from the URL its tools are given.
+const fetchJS = `import { McpServer } from "mcphost";
+const s = new McpServer();
+const args = { type: "object", properties: { url: { type: "string" } }, required: ["url"] };
+s.registerTool("get", { inputSchema: args }, async ({ url }) => {
+  const r = await fetch(url, { headers: { "X-Test": "js" } });
+  const body = await r.json();
+  return { status: r.status, ok: r.ok, type: r.headers.get("content-type"), body };
+});
+s.registerTool("post", { inputSchema: args }, async ({ url }) => {
+  const r = await fetch(url, { method: "POST", headers: new Headers([["Content-Type", "text/plain"]]), body: "héllo" });
+  return r.status + " " + (await r.text());
+});
+s.registerTool("caught", { inputSchema: args }, async ({ url }) => {
+  try {
+    await fetch(url);
+    return "fetched";
+  } catch (err) {
+    return err.name + ": " + err.message;
+  }
+});
+s.registerTool("uncaught", { inputSchema: args }, async ({ url }) => (await fetch(url)).text());
+`
+
+// TestJSFetch: fetch over the host's http_request, with the plugin's
+// grants: a GET and a POST to a loopback server the plugin may reach, and
+// requests the grants refuse rejecting with the host's reason.
+func TestJSFetch(t *testing.T) {
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		switch r.Method {
+		case http.MethodGet:
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"path":%q,"test":%q}`, r.URL.Path, r.Header.Get("X-Test"))
+		default:
+			w.WriteHeader(http.StatusCreated)
+			fmt.Fprintf(w, "%s %s %s", r.Method, r.Header.Get("Content-Type"), body)
+		}
+	}))
+	t.Cleanup(api.Close)
+	h, _ := newHost(t, fmt.Sprintf(`
+[server]
+watch = false
+[[plugin]]
+name = "fetch"
+path = %[1]s
+timeout = "10s"
+allowed_hosts = ["127.0.0.1"]
+allow_private_network = true
+[[plugin]]
+name = "nogrant"
+path = %[1]s
+prefix = "no_"
+timeout = "10s"
+allowed_hosts = ["127.0.0.1"]
+`, strconv.Quote(jsPlugin(t, fetchJS))))
+	cs := connect(t, h, nil, "")
+	res, text := callText(t, cs, "get", map[string]any{"url": api.URL + "/x"})
+	if want := `{"status":200,"ok":true,"type":"application/json","body":{"path":"/x","test":"js"}}`; res.IsError || text != want {
+		t.Errorf("get = %s (isError %v), want %s", text, res.IsError, want)
+	}
+	if res, text := callText(t, cs, "post", map[string]any{"url": api.URL}); res.IsError || text != "201 POST text/plain héllo" {
+		t.Errorf("post = %q (isError %v)", text, res.IsError)
+	}
+	// A host allowed_hosts does not grant, and a loopback address without
+	// allow_private_network: the promise rejects with the host's reason.
+	for _, c := range []struct{ tool, url, want string }{
+		{"caught", "http://example.com/", "TypeError: fetch GET http://example.com/: "},
+		{"no_caught", api.URL, "TypeError: fetch GET " + api.URL + ": "},
+	} {
+		res, text := callText(t, cs, c.tool, map[string]any{"url": c.url})
+		if res.IsError || !strings.HasPrefix(text, c.want) || len(text) == len(c.want) {
+			t.Errorf("%s %s = %q (isError %v), want %q and the reason", c.tool, c.url, text, res.IsError, c.want)
+		}
+		t.Logf("%s %s: %s", c.tool, c.url, text)
+	}
+	if res, text := callText(t, cs, "uncaught", map[string]any{"url": "http://example.com/"}); !res.IsError || !strings.Contains(text, "TypeError: fetch GET http://example.com/") {
+		t.Errorf("uncaught = %q (isError %v), want a tool error naming the refused fetch", text, res.IsError)
 	}
 }

@@ -191,6 +191,53 @@ declare module "mcphost" {
     readonly data: unknown;
   }
 
+  /** The part of the Fetch API's Headers the engine has: names are
+   * case-insensitive. */
+  export class Headers implements Iterable<[string, string]> {
+    constructor(init?: Headers | Iterable<[string, string]> | Record<string, string>);
+    append(name: string, value: string): void;
+    set(name: string, value: string): void;
+    get(name: string): string | null;
+    has(name: string): boolean;
+    delete(name: string): void;
+    forEach(fn: (value: string, name: string, headers: Headers) => void, thisArg?: unknown): void;
+    entries(): IterableIterator<[string, string]>;
+    keys(): IterableIterator<string>;
+    values(): IterableIterator<string>;
+    [Symbol.iterator](): IterableIterator<[string, string]>;
+  }
+
+  /** The part of the Fetch API's Response that fetch returns (the body is
+   * read whole, at once; it may be read more than once). */
+  export class Response {
+    constructor(body?: string | Uint8Array | null, init?: { status?: number; statusText?: string; headers?: Headers | Record<string, string>; url?: string });
+    readonly status: number;
+    readonly statusText: string;
+    readonly ok: boolean;
+    readonly headers: Headers;
+    readonly url: string;
+    text(): Promise<string>;
+    json(): Promise<any>;
+    bytes(): Promise<Uint8Array>;
+    arrayBuffer(): Promise<ArrayBuffer>;
+  }
+
+  /** What fetch takes; other RequestInit keys (signal, mode, …) are
+   * ignored. */
+  export interface RequestInit {
+    method?: string;
+    headers?: Headers | Iterable<[string, string]> | Record<string, string>;
+    body?: string | Uint8Array | ArrayBuffer | null;
+  }
+
+  /** The Fetch API's fetch over the host's http_request (ABI.md §7), also
+   * the global fetch: only the hosts the plugin's allowed_hosts grants are
+   * reachable (private addresses only with allow_private_network), the
+   * response is capped at max_output_kb and bounded by the call's
+   * deadline. A refused or failed request rejects with a TypeError naming
+   * the method, URL and reason; an HTTP error status resolves (ok false). */
+  export function fetch(url: string | { url: string } | { href: string }, init?: RequestInit): Promise<Response>;
+
   /** A value of the plugin's config in mcphost.toml, or undefined. */
   export function config(key: string): string | undefined;
 

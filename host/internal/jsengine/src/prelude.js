@@ -228,6 +228,110 @@ export function config(key) {
   return native.config(String(key));
 }
 
+// utf8 returns the UTF-8 bytes of the string s (lone surrogates as U+FFFD).
+function utf8(s) {
+  const bin = unescape(encodeURIComponent(s.toWellFormed()));
+  const b = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) b[i] = bin.charCodeAt(i);
+  return b;
+}
+
+// fromUtf8 returns the text of the UTF-8 bytes b; bytes that are not
+// UTF-8 are kept one character each.
+function fromUtf8(b) {
+  let bin = "";
+  for (let i = 0; i < b.length; i += 8192) bin += String.fromCharCode(...b.subarray(i, i + 8192));
+  try {
+    return decodeURIComponent(escape(bin));
+  } catch {
+    return bin;
+  }
+}
+
+// Headers is the part of the Fetch API's Headers a plugin needs: names are
+// case-insensitive, and kept lower-case.
+export class Headers {
+  #map = new Map();
+
+  constructor(init) {
+    if (init === undefined || init === null) return;
+    const pairs = init instanceof Headers ? init.entries()
+      : typeof init[Symbol.iterator] === "function" ? init
+      : Object.entries(init);
+    for (const [k, v] of pairs) this.append(k, v);
+  }
+
+  append(name, value) {
+    const k = String(name).toLowerCase();
+    const v = String(value);
+    this.#map.set(k, this.#map.has(k) ? `${this.#map.get(k)}, ${v}` : v);
+  }
+  set(name, value) { this.#map.set(String(name).toLowerCase(), String(value)); }
+  get(name) { return this.#map.get(String(name).toLowerCase()) ?? null; }
+  has(name) { return this.#map.has(String(name).toLowerCase()); }
+  delete(name) { this.#map.delete(String(name).toLowerCase()); }
+  forEach(fn, thisArg) { for (const [k, v] of this.#map) fn.call(thisArg, v, k, this); }
+  entries() { return this.#map.entries(); }
+  keys() { return this.#map.keys(); }
+  values() { return this.#map.values(); }
+  [Symbol.iterator]() { return this.#map.entries(); }
+}
+
+// Response is the part of the Fetch API's Response that fetch returns.
+export class Response {
+  #body;
+
+  constructor(body, init = {}) {
+    this.#body = typeof body === "string" ? utf8(body) : body instanceof Uint8Array ? body : new Uint8Array(0);
+    this.status = init.status ?? 200;
+    this.statusText = init.statusText ?? "";
+    this.ok = this.status >= 200 && this.status < 300;
+    this.headers = new Headers(init.headers);
+    this.url = init.url ?? "";
+    this.redirected = false;
+    this.type = "basic";
+  }
+
+  async bytes() { return this.#body.slice(); }
+  async arrayBuffer() { return this.#body.slice().buffer; }
+  async text() { return fromUtf8(this.#body); }
+  async json() { return JSON.parse(fromUtf8(this.#body)); }
+}
+
+// fetch is the Fetch API's fetch over the host's http_request (ABI.md §7):
+// only what the plugin's allowed_hosts grants is reachable (redirects
+// re-checked, private addresses refused unless allow_private_network), the
+// response is capped at max_output_kb, and the call's deadline bounds it.
+// A request the host refuses or that fails rejects with a TypeError naming
+// the method, the URL and the host's reason. The request is made at once
+// (the engine has no I/O to overlap), so awaiting several fetches runs
+// them one after the other. init: { method, headers, body } with body a
+// string, a Uint8Array or an ArrayBuffer; signal, mode, credentials and
+// the like are ignored.
+export async function fetch(input, init = {}) {
+  const url = typeof input === "string" ? input : String(input?.url ?? input?.href ?? input);
+  const method = String(init?.method ?? input?.method ?? "GET").toUpperCase();
+  const headers = Object.fromEntries(new Headers(init?.headers ?? input?.headers));
+  const req = { method, url };
+  if (Object.keys(headers).length > 0) req.headers = headers;
+  let body = init?.body;
+  if (body !== undefined && body !== null) {
+    if (typeof body === "string") body = utf8(body);
+    else if (body instanceof ArrayBuffer) body = new Uint8Array(body);
+    else if (ArrayBuffer.isView(body)) body = new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
+    else throw new TypeError(`fetch ${method} ${url}: the body must be a string, a Uint8Array or an ArrayBuffer (JSON.stringify an object)`);
+    req.body = body.toBase64();
+  }
+  const answer = JSON.parse(native.http(JSON.stringify(req)));
+  if (answer.error !== undefined) throw new TypeError(`fetch ${method} ${url}: ${answer.error}`);
+  return new Response(answer.body === undefined ? new Uint8Array(0) : Uint8Array.fromBase64(answer.body),
+    { status: answer.status, headers: answer.headers, url });
+}
+
+globalThis.fetch = fetch;
+globalThis.Headers = Headers;
+globalThis.Response = Response;
+
 globalThis.console = {
   log: (...a) => log("info", ...a),
   info: (...a) => log("info", ...a),
