@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -452,5 +454,110 @@ allowed_hosts = ["127.0.0.1"]
 	}
 	if res, text := callText(t, cs, "uncaught", map[string]any{"url": "http://example.com/"}); !res.IsError || !strings.Contains(text, "TypeError: fetch GET http://example.com/") {
 		t.Errorf("uncaught = %q (isError %v), want a tool error naming the refused fetch", text, res.IsError)
+	}
+}
+
+// askingJS asks the client from a tool, a prompt and a resource.
+const askingJS = `import { McpServer } from "mcphost";
+const s = new McpServer();
+s.registerTool("survey", { description: "asks the user, then the model" }, async (args, ctx) => {
+  const who = await ctx.elicit({ message: "Who are you?", requestedSchema: { type: "object", properties: { name: { type: "string" } } } });
+  if (who.action !== "accept") return "declined";
+  const [capital, roots] = await Promise.all([
+    ctx.sample({ messages: [{ role: "user", content: { type: "text", text: "Capital of France?" } }], maxTokens: 10 }),
+    ctx.listRoots(),
+  ]);
+  return who.content.name + " " + capital.content.text + " " + roots.roots.map((r) => r.uri).join(",");
+});
+s.registerPrompt("ask", { description: "asks the user" }, async (args, ctx) => {
+  const a = await ctx.elicit({ message: "Topic?", requestedSchema: { type: "object", properties: { name: { type: "string" } } } });
+  return "Write about " + a.content.name;
+});
+s.registerResource("asked", "ask://me", async (uri, ctx) => {
+  const a = await ctx.elicit({ message: "Content?", requestedSchema: { type: "object", properties: { name: { type: "string" } } } });
+  return "content " + a.content.name;
+});
+`
+
+// TestJSAsksTheClient: ctx.elicit, ctx.sample and ctx.listRoots in a tool,
+// a prompt and a resource, through multi-round-trip results (ABI.md §8),
+// for a client the host asks and one that retries itself; questions asked
+// together go in one round.
+func TestJSAsksTheClient(t *testing.T) {
+	h, _ := newHost(t, fmt.Sprintf(`
+[server]
+watch = false
+[[plugin]]
+name = "asking"
+path = %s
+timeout = "10s"
+`, strconv.Quote(jsPlugin(t, askingJS))))
+	for _, version := range versions {
+		t.Run(version, func(t *testing.T) {
+			var mu sync.Mutex
+			var asked []string
+			note := func(s string) {
+				mu.Lock()
+				asked = append(asked, s)
+				mu.Unlock()
+			}
+			client := mcp.NewClient(&mcp.Implementation{Name: "js-asks", Version: "1"}, &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					note("elicit " + req.Params.Message)
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+				},
+				CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+					note("sample")
+					return &mcp.CreateMessageResult{Role: "assistant", Model: "test", Content: &mcp.TextContent{Text: "Paris"}}, nil
+				},
+			})
+			client.AddRoots(&mcp.Root{URI: "file:///home/ada"})
+			serverT, clientT := mcp.NewInMemoryTransports()
+			ss, err := h.Server().Connect(t.Context(), serverT, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs, err := client.Connect(t.Context(), clientT, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cs.Close(); ss.Wait() })
+
+			if res, text := callText(t, cs, "survey", map[string]any{}); res.IsError || text != "Ada Paris file:///home/ada" {
+				t.Errorf("survey = %q (isError %v), want \"Ada Paris file:///home/ada\"", text, res.IsError)
+			}
+			mu.Lock()
+			if got := strings.Join(asked, ";"); got != "elicit Who are you?;sample" {
+				t.Errorf("the client was asked %q, want the elicitation once, then the sampling once", got)
+			}
+			asked = nil
+			mu.Unlock()
+			p, err := cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "ask"})
+			if err != nil || len(p.Messages) != 1 {
+				t.Fatalf("get ask = %+v, %v", p, err)
+			}
+			if tc, ok := p.Messages[0].Content.(*mcp.TextContent); !ok || tc.Text != "Write about Ada" {
+				t.Errorf("ask = %+v", p.Messages[0].Content)
+			}
+			r, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "ask://me"})
+			if err != nil || len(r.Contents) != 1 || r.Contents[0].Text != "content Ada" {
+				t.Errorf("read ask://me = %+v, %v", r, err)
+			}
+
+			// A client that declared none of it: the tool call ends as a
+			// tool error saying so.
+			bare := connect(t, h, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}, version)
+			res, err := bare.CallTool(t.Context(), &mcp.CallToolParams{Name: "survey", Arguments: map[string]any{}})
+			if err == nil && !res.IsError {
+				t.Errorf("survey for a client without elicitation succeeded: %+v", res)
+			}
+			if err == nil {
+				if tc, ok := res.Content[0].(*mcp.TextContent); !ok || !strings.Contains(tc.Text, "elicitation") {
+					t.Errorf("survey for a client without elicitation: %+v, want a tool error naming elicitation", res.Content[0])
+				} else {
+					t.Logf("survey without elicitation: %s", tc.Text)
+				}
+			}
+		})
 	}
 }

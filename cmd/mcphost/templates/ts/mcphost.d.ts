@@ -44,6 +44,29 @@ declare module "mcphost" {
     progress(progress: number, total?: number, message?: string): void;
     /** The plugin's config of mcphost.toml. */
     readonly config: { get(key: string): string | undefined };
+    /** Asks the user (elicitation/create) and resolves to the client's
+     * ElicitResult. The handler does not wait: it runs again from its
+     * start with the answer (ABI.md §8, sdk/js/README.md), so it must ask
+     * the same questions in the same order every time it runs. Ask only
+     * what clientCapabilities declares. */
+    elicit(params: {
+      message: string;
+      requestedSchema?: JSONSchema;
+      mode?: "form" | "url";
+      url?: string;
+      elicitationId?: string;
+      [key: string]: unknown;
+    }): Promise<{ action: "accept" | "decline" | "cancel"; content?: Record<string, unknown>; [key: string]: unknown }>;
+    /** Asks the client's model (sampling/createMessage) and resolves to its
+     * CreateMessageResult; as elicit, the handler runs again with it. */
+    sample(params: {
+      messages: { role: "user" | "assistant"; content: Content | Content[] }[];
+      maxTokens: number;
+      systemPrompt?: string;
+      [key: string]: unknown;
+    }): Promise<{ role: "assistant"; content: Content | Content[]; model: string; stopReason?: string; [key: string]: unknown }>;
+    /** Asks for the client's roots (roots/list); as elicit. */
+    listRoots(): Promise<{ roots: { uri: string; name?: string }[] }>;
   }
 
   /** A tool's definition, as the TypeScript MCP SDK's registerTool takes it,

@@ -381,12 +381,87 @@ function original(place) {
   return `${source}:${segs[i + 2] + 1}:${segs[i + 3] + 1 + Math.max(0, col - segs[i])}`;
 }
 
+// Asking the client (ABI.md §8). A handler never waits for the client:
+// ctx.elicit, ctx.sample and ctx.listRoots return the answer when this
+// call has it, and otherwise a promise that never settles, having noted
+// the question. The dispatcher then returns the questions noted
+// (inputRequests) instead of a result; the host asks the client and calls
+// the export again with the answers, and the handler runs again from its
+// start, its questions now answered in the order it asks them. The
+// answers of earlier rounds travel in requestState (the client carries
+// it: they are the client's own answers), so a handler must ask the same
+// questions in the same order each time it runs, as any code does that
+// decides by its arguments and earlier answers.
+const STATE_PREFIX = "mcphost.js/1:";
+
+// rounds reads the answers of earlier rounds and this one's from the
+// request.
+function rounds(env) {
+  const req = env.request ?? {};
+  let state = { answers: {}, methods: {} };
+  if (typeof req.requestState === "string" && req.requestState.startsWith(STATE_PREFIX)) {
+    try {
+      state = JSON.parse(req.requestState.slice(STATE_PREFIX.length));
+    } catch {
+      throw new McpError(-32602, "requestState is not the one this plugin sent");
+    }
+  }
+  const r = { answers: { ...state.answers }, methods: { ...state.methods }, asked: {}, next: 0, wake: () => {} };
+  for (const [k, v] of Object.entries(req.inputResponses ?? {})) r.answers[k] = v;
+  r.noted = new Promise((resolve) => { r.wake = resolve; });
+  return r;
+}
+
+// ask returns the answer to the handler's next question, or notes it and
+// returns a promise that never settles.
+function ask(r, method, params) {
+  const key = `q${r.next++}`;
+  if (key in r.answers) {
+    if (r.methods[key] !== method) {
+      return Promise.reject(new Error(`the handler asked ${method} where it asked ${r.methods[key]} before: it must ask the same questions in the same order every time it runs`));
+    }
+    return Promise.resolve(r.answers[key]);
+  }
+  r.asked[key] = { method, params: params ?? {} };
+  r.methods[key] = method;
+  r.wake();
+  return new Promise(() => {});
+}
+
+const ASKED = Symbol("asked");
+
+// answered runs handler(ctx) and returns what it resolves to, or ASKED
+// when it asked the client something this call has no answer for.
+async function answered(env, r, handler) {
+  const ctx = context(env, r);
+  const run = (async () => handler(ctx))();
+  run.catch(() => {}); // a rejection after a question is dropped with it
+  return Promise.race([run, r.noted.then(() => ASKED)]);
+}
+
+// inputRequests is the output of a call that asks the client (ABI.md §8).
+function inputRequests(r) {
+  const state = { answers: r.answers, methods: {} };
+  for (const k of Object.keys(r.answers)) state.methods[k] = r.methods[k];
+  for (const k of Object.keys(r.asked)) state.methods[k] = r.methods[k];
+  return "O" + JSON.stringify({ inputRequests: r.asked, requestState: STATE_PREFIX + JSON.stringify(state) });
+}
+
 // context is the ctx a handler gets: the request's context (ABI.md §3) and
 // what it may do while it runs.
-function context(env) {
+function context(env, r) {
   const c = env.context ?? {};
   const meta = c._meta ?? {};
   return {
+    // elicit asks the user (elicitation/create: { message,
+    // requestedSchema } or { mode: "url", … }) and resolves to the
+    // ElicitResult ({ action, content }).
+    elicit: (params) => ask(r, "elicitation/create", params),
+    // sample asks the client's model (sampling/createMessage: { messages,
+    // maxTokens, … }) and resolves to the CreateMessageResult.
+    sample: (params) => ask(r, "sampling/createMessage", params),
+    // listRoots asks for the client's roots and resolves to { roots }.
+    listRoots: () => ask(r, "roots/list", {}),
     requestId: c.id,
     _meta: meta,
     clientCapabilities: c.clientCapabilities ?? {},
@@ -443,7 +518,9 @@ async function callTool(env) {
   const tool = tools.get(req.name);
   if (!tool) return protocolError(-32602, `unknown tool ${JSON.stringify(req.name)}`);
   try {
-    const value = await tool.handler(req.arguments ?? {}, context(env));
+    const r = rounds(env);
+    const value = await answered(env, r, (ctx) => tool.handler(req.arguments ?? {}, ctx));
+    if (value === ASKED) return inputRequests(r);
     return "O" + JSON.stringify(toolResult(tool, value));
   } catch (err) {
     if (err instanceof McpError) return protocolError(err.code, err.message, err.data);
@@ -490,9 +567,11 @@ async function readResource(env) {
   if (r === undefined && t === undefined) return protocolError(-32002, "resource not found", { uri });
   const what = r !== undefined ? `resource ${JSON.stringify(uri)}` : `resource template ${JSON.stringify(c.uriTemplate)}`;
   try {
-    const value = r !== undefined
-      ? await r.read(resourceUri(uri), context(env))
-      : await t.read(resourceUri(uri), c.uriVariables ?? {}, context(env));
+    const q = rounds(env);
+    const value = await answered(env, q, (ctx) => r !== undefined
+      ? r.read(resourceUri(uri), ctx)
+      : t.read(resourceUri(uri), c.uriVariables ?? {}, ctx));
+    if (value === ASKED) return inputRequests(q);
     return "O" + JSON.stringify(readResult(what, uri, (r ?? t).def.mimeType, value));
   } catch (err) {
     return failed(what, err);
@@ -505,7 +584,9 @@ async function getPrompt(env) {
   if (!p) return protocolError(-32602, `unknown prompt ${JSON.stringify(req.name)}`);
   const what = `prompt ${JSON.stringify(req.name)}`;
   try {
-    let value = await p.get(req.arguments ?? {}, context(env));
+    const r = rounds(env);
+    let value = await answered(env, r, (ctx) => p.get(req.arguments ?? {}, ctx));
+    if (value === ASKED) return inputRequests(r);
     if (typeof value === "string") value = { messages: [{ role: "user", content: { type: "text", text: value } }] };
     if (value === null || typeof value !== "object" || !Array.isArray(value.messages)) {
       throw new TypeError(`returned ${value === null ? "null" : typeof value}: want a string or { messages }`);
