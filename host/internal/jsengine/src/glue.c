@@ -219,8 +219,11 @@ static int run_jobs(void) {
 }
 
 /* settle runs the job queue and returns v, or what the promise v resolved
- * to, or JS_EXCEPTION with the rejection pending. v is consumed. */
-static JSValue settle(JSValue v) {
+ * to, or JS_EXCEPTION with the rejection pending. v is consumed. A promise
+ * still pending is an error, unless asking and the prelude's
+ * __mcphost_unsettled returns the questions the call's handler asked the
+ * client (ABI.md §8): then those are the result. */
+static JSValue settle(JSValue v, int asking) {
 	if (JS_IsException(v))
 		return v;
 	if (run_jobs() < 0) {
@@ -238,6 +241,16 @@ static JSValue settle(JSValue v) {
 		r = JS_Throw(ctx, JS_PromiseResult(ctx, v));
 		break;
 	default:
+		if (asking) {
+			JSValue global = JS_GetGlobalObject(ctx);
+			JSValue fn = JS_GetPropertyStr(ctx, global, "__mcphost_unsettled");
+			JS_FreeValue(ctx, global);
+			r = JS_Call(ctx, fn, JS_UNDEFINED, 0, NULL);
+			JS_FreeValue(ctx, fn);
+			if (JS_IsException(r) || JS_IsString(r))
+				break;
+			JS_FreeValue(ctx, r);
+		}
 		r = JS_ThrowInternalError(ctx, "the promise never settled: it waits for something no job will do (there are no timers or I/O to wait for)");
 		break;
 	}
@@ -403,7 +416,7 @@ static int32_t start(void) {
 	/* The prelude first, so that a plugin that does not import "mcphost"
 	 * still gets console and the dispatcher. */
 	JSValue pre = JS_Eval(ctx, "import \"mcphost\";", 17, "mcphost:start.js", JS_EVAL_TYPE_MODULE);
-	pre = settle(pre);
+	pre = settle(pre, 0);
 	if (JS_IsException(pre)) {
 		free(src);
 		JS_FreeValue(ctx, global);
@@ -413,7 +426,7 @@ static int32_t start(void) {
 	}
 	JS_FreeValue(ctx, pre);
 
-	JSValue r = settle(JS_Eval(ctx, src, len, PLUGIN_FILE, JS_EVAL_TYPE_MODULE));
+	JSValue r = settle(JS_Eval(ctx, src, len, PLUGIN_FILE, JS_EVAL_TYPE_MODULE), 0);
 	free(src);
 	if (JS_IsException(r)) {
 		JS_FreeValue(ctx, global);
@@ -446,7 +459,7 @@ static int32_t serve(const char *name) {
 	in[n] = 0;
 	JSValue args[2] = {JS_NewString(ctx, name), JS_NewStringLen(ctx, in, n)};
 	free(in);
-	JSValue r = settle(JS_Call(ctx, dispatch, JS_UNDEFINED, 2, args));
+	JSValue r = settle(JS_Call(ctx, dispatch, JS_UNDEFINED, 2, args), 1);
 	JS_FreeValue(ctx, args[0]);
 	JS_FreeValue(ctx, args[1]);
 	if (JS_IsException(r))

@@ -384,8 +384,8 @@ function original(place) {
 // Asking the client (ABI.md §8). A handler never waits for the client:
 // ctx.elicit, ctx.sample and ctx.listRoots return the answer when this
 // call has it, and otherwise a promise that never settles, having noted
-// the question. The dispatcher then returns the questions noted
-// (inputRequests) instead of a result; the host asks the client and calls
+// the question. When the call's promise is left pending with questions
+// noted, the glue returns them (inputRequests) instead of a result; the host asks the client and calls
 // the export again with the answers, and the handler runs again from its
 // start, its questions now answered in the order it asks them. The
 // answers of earlier rounds travel in requestState (the client carries
@@ -406,9 +406,9 @@ function rounds(env) {
       throw new McpError(-32602, "requestState is not the one this plugin sent");
     }
   }
-  const r = { answers: { ...state.answers }, methods: { ...state.methods }, asked: {}, next: 0, wake: () => {} };
+  const r = { answers: { ...state.answers }, methods: { ...state.methods }, asked: null, next: 0 };
   for (const [k, v] of Object.entries(req.inputResponses ?? {})) r.answers[k] = v;
-  r.noted = new Promise((resolve) => { r.wake = resolve; });
+  asking = r;
   return r;
 }
 
@@ -422,22 +422,16 @@ function ask(r, method, params) {
     }
     return Promise.resolve(r.answers[key]);
   }
+  r.asked ??= {};
   r.asked[key] = { method, params: params ?? {} };
   r.methods[key] = method;
-  r.wake();
   return new Promise(() => {});
 }
 
-const ASKED = Symbol("asked");
-
-// answered runs handler(ctx) and returns what it resolves to, or ASKED
-// when it asked the client something this call has no answer for.
-async function answered(env, r, handler) {
-  const ctx = context(env, r);
-  const run = (async () => handler(ctx))();
-  run.catch(() => {}); // a rejection after a question is dropped with it
-  return Promise.race([run, r.noted.then(() => ASKED)]);
-}
+// asking is the rounds of the call being served; when its handler's
+// promise is left pending, the glue calls __mcphost_unsettled, which
+// returns the questions it noted.
+let asking = null;
 
 // inputRequests is the output of a call that asks the client (ABI.md §8).
 function inputRequests(r) {
@@ -518,9 +512,7 @@ async function callTool(env) {
   const tool = tools.get(req.name);
   if (!tool) return protocolError(-32602, `unknown tool ${JSON.stringify(req.name)}`);
   try {
-    const r = rounds(env);
-    const value = await answered(env, r, (ctx) => tool.handler(req.arguments ?? {}, ctx));
-    if (value === ASKED) return inputRequests(r);
+    const value = await tool.handler(req.arguments ?? {}, context(env, rounds(env)));
     return "O" + JSON.stringify(toolResult(tool, value));
   } catch (err) {
     if (err instanceof McpError) return protocolError(err.code, err.message, err.data);
@@ -567,11 +559,10 @@ async function readResource(env) {
   if (r === undefined && t === undefined) return protocolError(-32002, "resource not found", { uri });
   const what = r !== undefined ? `resource ${JSON.stringify(uri)}` : `resource template ${JSON.stringify(c.uriTemplate)}`;
   try {
-    const q = rounds(env);
-    const value = await answered(env, q, (ctx) => r !== undefined
-      ? r.read(resourceUri(uri), ctx)
-      : t.read(resourceUri(uri), c.uriVariables ?? {}, ctx));
-    if (value === ASKED) return inputRequests(q);
+    const ctx = context(env, rounds(env));
+    const value = r !== undefined
+      ? await r.read(resourceUri(uri), ctx)
+      : await t.read(resourceUri(uri), c.uriVariables ?? {}, ctx);
     return "O" + JSON.stringify(readResult(what, uri, (r ?? t).def.mimeType, value));
   } catch (err) {
     return failed(what, err);
@@ -584,9 +575,7 @@ async function getPrompt(env) {
   if (!p) return protocolError(-32602, `unknown prompt ${JSON.stringify(req.name)}`);
   const what = `prompt ${JSON.stringify(req.name)}`;
   try {
-    const r = rounds(env);
-    let value = await answered(env, r, (ctx) => p.get(req.arguments ?? {}, ctx));
-    if (value === ASKED) return inputRequests(r);
+    let value = await p.get(req.arguments ?? {}, context(env, rounds(env)));
     if (typeof value === "string") value = { messages: [{ role: "user", content: { type: "text", text: value } }] };
     if (value === null || typeof value !== "object" || !Array.isArray(value.messages)) {
       throw new TypeError(`returned ${value === null ? "null" : typeof value}: want a string or { messages }`);
@@ -644,6 +633,7 @@ const exportsTable = {
 // envelope's JSON text). It returns, or resolves to, "O" + the output or
 // "E" + the ABI error's JSON.
 globalThis.__mcphost_dispatch = (name, input) => {
+  asking = null;
   const fn = exportsTable[name];
   if (!fn) return protocolError(-32603, `the JavaScript engine has no export ${name}`);
   return fn(JSON.parse(input));
@@ -671,3 +661,9 @@ globalThis.__mcphost_has = (name) => {
       return false;
   }
 };
+
+// __mcphost_unsettled is what the glue calls when the call's promise is
+// still pending once no job is left: the questions the handler asked
+// (ABI.md §8), or undefined when it asked none (the promise waits for
+// nothing that will happen).
+globalThis.__mcphost_unsettled = () => (asking?.asked ? inputRequests(asking) : undefined);
