@@ -422,7 +422,7 @@ function ask(r, method, params) {
     }
     return Promise.resolve(r.answers[key]);
   }
-  r.asked ??= {};
+  if (r.asked === null) r.asked = {};
   r.asked[key] = { method, params: params ?? {} };
   r.methods[key] = method;
   return new Promise(() => {});
