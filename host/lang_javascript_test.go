@@ -1,11 +1,16 @@
 package host_test
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,8 +39,9 @@ func jsPlugin(t *testing.T, source string) string {
 }
 
 // TestJSHello: the committed example plugins/js-hello through a go-sdk
-// client: a text result with the plugin's config, structured content, and
-// a thrown error as a tool error naming the JavaScript file and line.
+// client: a text result with the plugin's config, structured content, a
+// thrown error as a tool error naming the JavaScript file and line, a
+// resource, a template, a prompt and completions.
 func TestJSHello(t *testing.T) {
 	h, _ := newHost(t, fmt.Sprintf(`
 [server]
@@ -73,42 +79,28 @@ config = { greeting = "Howdy" }
 		t.Errorf("fail = %q (isError %v), want the error and where main.js throws it (main.js:38:13, through the positions plugin build appends)", text, res.IsError)
 	}
 
-	// A resource, a template, a prompt, and completion of both.
-	if rs, err := cs.ListResources(t.Context(), nil); err != nil || len(rs.Resources) != 1 || rs.Resources[0].URI != "js-hello://about" || rs.Resources[0].MIMEType != "text/markdown" {
-		t.Errorf("resources/list = %+v, %v", rs, err)
+	ctx := t.Context()
+	if r, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "hello://about"}); err != nil || len(r.Contents) != 1 ||
+		r.Contents[0].Text != "hello://about: mcphost's example plugin in JavaScript" || r.Contents[0].MIMEType != "text/plain" {
+		t.Errorf("read hello://about = %+v, %v", r, err)
 	}
-	about, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "js-hello://about"})
-	if err != nil || len(about.Contents) != 1 || !strings.HasPrefix(about.Contents[0].Text, "# js-hello") || about.Contents[0].MIMEType != "text/markdown" {
-		t.Errorf("read js-hello://about = %+v, %v", about, err)
+	if r, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "hello://greeting/fr"}); err != nil || len(r.Contents) != 1 || r.Contents[0].Text != "Bonjour" {
+		t.Errorf("read hello://greeting/fr = %+v, %v", r, err)
 	}
-	if ts, err := cs.ListResourceTemplates(t.Context(), nil); err != nil || len(ts.ResourceTemplates) != 1 || ts.ResourceTemplates[0].URITemplate != "js-hello://colors/{name}" {
-		t.Errorf("resources/templates/list = %+v, %v", ts, err)
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "hello://greeting/xx"}); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("read hello://greeting/xx: %v, want resource not found", err)
 	}
-	color, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "js-hello://colors/indigo"})
-	if err != nil || len(color.Contents) != 1 || color.Contents[0].Text != `{"name":"indigo","index":4,"known":true}` {
-		t.Errorf("read js-hello://colors/indigo = %+v, %v", color, err)
+	p, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "introduce", Arguments: map[string]string{"name": "Ada", "lang": "de"}})
+	if err != nil || len(p.Messages) != 1 {
+		t.Fatalf("get introduce = %+v, %v", p, err)
 	}
-	if _, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "js-hello://nothing"}); err == nil {
-		t.Error("reading an unknown resource did not fail")
+	if tc, ok := p.Messages[0].Content.(*mcp.TextContent); !ok || tc.Text != `Introduce Ada in one sentence, starting with "Hallo".` {
+		t.Errorf("introduce = %+v", p.Messages[0].Content)
 	}
-	prompt, err := cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "describe_color", Arguments: map[string]string{"color": "azure"}})
-	if err != nil || len(prompt.Messages) != 1 || prompt.Messages[0].Role != "user" || prompt.Messages[0].Content.(*mcp.TextContent).Text != "Describe the color azure in one sentence." {
-		t.Errorf("prompts/get describe_color = %+v, %v", prompt, err)
-	}
-	if _, err := cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "describe_color"}); err == nil || !strings.Contains(err.Error(), "missing required argument") {
-		t.Errorf("prompts/get without its argument: %v", err)
-	}
-	for _, ref := range []*mcp.CompleteReference{
-		{Type: "ref/prompt", Name: "describe_color"},
-		{Type: "ref/resource", URI: "js-hello://colors/{name}"},
-	} {
-		argName := "color"
-		if ref.Type == "ref/resource" {
-			argName = "name"
-		}
-		res, err := cs.Complete(t.Context(), &mcp.CompleteParams{Ref: ref, Argument: mcp.CompleteParamsArgument{Name: argName, Value: "a"}})
-		if err != nil || strings.Join(res.Completion.Values, ",") != "amber,azure" || res.Completion.Total != 2 {
-			t.Errorf("complete %s %s = %+v, %v", ref.Type, argName, res, err)
+	for _, ref := range []*mcp.CompleteReference{{Type: "ref/prompt", Name: "introduce"}, {Type: "ref/resource", URI: "hello://greeting/{lang}"}} {
+		c, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: ref, Argument: mcp.CompleteParamsArgument{Name: "lang", Value: "e"}})
+		if err != nil || strings.Join(c.Completion.Values, ",") != "en,es" {
+			t.Errorf("complete lang e of %s = %+v, %v; want en,es", ref.Name+ref.URI, c, err)
 		}
 	}
 }
@@ -259,5 +251,337 @@ func TestTSHello(t *testing.T) {
 	res, text := callText(t, cs, "divide", map[string]any{"a": 1, "b": 0})
 	if !res.IsError || !strings.Contains(text, "RangeError: division by zero") || !strings.Contains(text, "(at src/words.ts:23:15)") {
 		t.Errorf("divide by zero = %q (isError %v), want the RangeError where words.ts throws it (src/words.ts:23:15)", text, res.IsError)
+	}
+}
+
+// resourcesJS registers a resource, a template with completions, a prompt
+// with completions, and a resource and a prompt that fail.
+const resourcesJS = `import { McpServer, McpError, ResourceTemplate } from "mcphost";
+const s = new McpServer();
+s.registerResource("readme", "docs://readme", { title: "Read me", mimeType: "text/markdown" },
+  async (uri) => "# read me at " + uri.href);
+s.registerResource("logo", "docs://logo", { mimeType: "image/png" }, () => new Uint8Array([137, 80, 78, 71]));
+s.registerResource("note", new ResourceTemplate("note://{id}", {
+  complete: { id: (value) => ["alpha", "beta", "gamma"].filter((v) => v.startsWith(value)) },
+}), { description: "a note by id" }, (uri, { id }, ctx) => {
+  if (id === "missing") throw new McpError(-32002, "resource not found", { uri: uri.href });
+  return { contents: [{ text: "note " + id }] };
+});
+s.registerResource("broken", "docs://broken", () => { throw new Error("cannot read"); });
+s.registerPrompt("review", {
+  title: "Review",
+  description: "Reviews code",
+  argsSchema: { type: "object", properties: { code: { type: "string", description: "the code" }, lang: { type: "string" } }, required: ["code"] },
+  complete: { lang: (value, { arguments: args }) => ["go", "js", "rust"].filter((l) => l.startsWith(value)).concat(args.code ? [] : ["none"]) },
+}, ({ code, lang }) => ({ messages: [{ role: "user", content: { type: "text", text: "Review this " + (lang ?? "?") + ": " + code } }] }));
+s.registerPrompt("hello", { arguments: [{ name: "who", required: true }] }, ({ who }) => "Say hello to " + who);
+`
+
+// TestJSResourcesPromptsCompletions: a JavaScript plugin's resources,
+// templates, prompts and completions through a go-sdk client, and a plugin
+// with tools only offering none of them.
+func TestJSResourcesPromptsCompletions(t *testing.T) {
+	h, _ := newHost(t, fmt.Sprintf(`
+[server]
+watch = false
+[[plugin]]
+name = "res"
+path = %s
+timeout = "10s"
+[[plugin]]
+name = "tools"
+path = %s
+timeout = "10s"
+`, strconv.Quote(jsPlugin(t, resourcesJS)), strconv.Quote(jsPlugin(t, `import { McpServer } from "mcphost";
+new McpServer().registerTool("only", { description: "a tool" }, () => "only");`))))
+	cs := connect(t, h, nil, "")
+	ctx := t.Context()
+
+	list, err := cs.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, r := range list.Resources {
+		uris = append(uris, r.URI+"|"+r.Name+"|"+r.Title+"|"+r.MIMEType)
+	}
+	if got, want := strings.Join(uris, ","), "docs://broken|broken||,docs://logo|logo||image/png,docs://readme|readme|Read me|text/markdown"; got != want {
+		t.Errorf("resources = %s, want %s", got, want)
+	}
+	tmpls, err := cs.ListResourceTemplates(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tmpls.ResourceTemplates) != 1 || tmpls.ResourceTemplates[0].URITemplate != "note://{id}" || tmpls.ResourceTemplates[0].Description != "a note by id" {
+		t.Errorf("templates = %+v, want note://{id}", tmpls.ResourceTemplates)
+	}
+
+	read := func(uri string) (*mcp.ReadResourceResult, error) {
+		return cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	}
+	if res, err := read("docs://readme"); err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "# read me at docs://readme" ||
+		res.Contents[0].URI != "docs://readme" || res.Contents[0].MIMEType != "text/markdown" {
+		t.Errorf("read docs://readme = %+v, %v", res, err)
+	}
+	if res, err := read("docs://logo"); err != nil || len(res.Contents) != 1 || string(res.Contents[0].Blob) != "\x89PNG" || res.Contents[0].MIMEType != "image/png" {
+		t.Errorf("read docs://logo = %+v, %v", res, err)
+	}
+	if res, err := read("note://beta"); err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "note beta" || res.Contents[0].URI != "note://beta" {
+		t.Errorf("read note://beta = %+v, %v", res, err)
+	}
+	if _, err := read("note://missing"); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("read note://missing: %v, want resource not found", err)
+	}
+	if _, err := read("docs://broken"); err == nil || !strings.Contains(err.Error(), "Error: cannot read") {
+		t.Errorf("read docs://broken: %v, want the error thrown", err)
+	}
+
+	prompts, err := cs.ListPrompts(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range prompts.Prompts {
+		var args []string
+		for _, a := range p.Arguments {
+			args = append(args, fmt.Sprintf("%s:%v:%s", a.Name, a.Required, a.Description))
+		}
+		names = append(names, p.Name+"("+strings.Join(args, ";")+")")
+	}
+	if got, want := strings.Join(names, ","), "hello(who:true:),review(code:true:the code;lang:false:)"; got != want {
+		t.Errorf("prompts = %s, want %s", got, want)
+	}
+	pr, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "review", Arguments: map[string]string{"code": "x := 1", "lang": "go"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pr.Messages) != 1 || pr.Description != "Reviews code" {
+		t.Fatalf("get review = %+v", pr)
+	}
+	if tc, ok := pr.Messages[0].Content.(*mcp.TextContent); !ok || tc.Text != "Review this go: x := 1" || pr.Messages[0].Role != "user" {
+		t.Errorf("get review message = %+v", pr.Messages[0])
+	}
+	pr, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "hello", Arguments: map[string]string{"who": "Ada"}})
+	if err != nil || len(pr.Messages) != 1 {
+		t.Fatalf("get hello = %+v, %v", pr, err)
+	}
+	if tc, ok := pr.Messages[0].Content.(*mcp.TextContent); !ok || tc.Text != "Say hello to Ada" {
+		t.Errorf("get hello message = %+v", pr.Messages[0])
+	}
+
+	complete := func(ref *mcp.CompleteReference, arg, value string, args map[string]string) []string {
+		t.Helper()
+		p := &mcp.CompleteParams{Ref: ref, Argument: mcp.CompleteParamsArgument{Name: arg, Value: value}}
+		if args != nil {
+			p.Context = &mcp.CompleteContext{Arguments: args}
+		}
+		res, err := cs.Complete(ctx, p)
+		if err != nil {
+			t.Fatalf("complete %s %s: %v", ref.Name+ref.URI, arg, err)
+		}
+		return res.Completion.Values
+	}
+	if got := complete(&mcp.CompleteReference{Type: "ref/resource", URI: "note://{id}"}, "id", "b", nil); strings.Join(got, ",") != "beta" {
+		t.Errorf("complete note id b = %v, want [beta]", got)
+	}
+	if got := complete(&mcp.CompleteReference{Type: "ref/prompt", Name: "review"}, "lang", "", map[string]string{"code": "x"}); strings.Join(got, ",") != "go,js,rust" {
+		t.Errorf("complete review lang = %v, want [go js rust]", got)
+	}
+	if got := complete(&mcp.CompleteReference{Type: "ref/prompt", Name: "review"}, "lang", "r", nil); strings.Join(got, ",") != "rust,none" {
+		t.Errorf("complete review lang r without code = %v, want [rust none]", got)
+	}
+	if got := complete(&mcp.CompleteReference{Type: "ref/prompt", Name: "hello"}, "who", "A", nil); len(got) != 0 {
+		t.Errorf("complete hello who = %v, want none (no completer)", got)
+	}
+
+	// The tools-only plugin: its tool, and nothing else from it.
+	if res, text := callText(t, cs, "only", map[string]any{}); res.IsError || text != "only" {
+		t.Errorf("only = %q (isError %v)", text, res.IsError)
+	}
+}
+
+// fetchJS fetches from the URL its tools are given.
+const fetchJS = `import { McpServer } from "mcphost";
+const s = new McpServer();
+const args = { type: "object", properties: { url: { type: "string" } }, required: ["url"] };
+s.registerTool("get", { inputSchema: args }, async ({ url }) => {
+  const r = await fetch(url, { headers: { "X-Test": "js" } });
+  const body = await r.json();
+  return { status: r.status, ok: r.ok, type: r.headers.get("content-type"), body };
+});
+s.registerTool("post", { inputSchema: args }, async ({ url }) => {
+  const r = await fetch(url, { method: "POST", headers: new Headers([["Content-Type", "text/plain"]]), body: "héllo" });
+  return r.status + " " + (await r.text());
+});
+s.registerTool("caught", { inputSchema: args }, async ({ url }) => {
+  try {
+    await fetch(url);
+    return "fetched";
+  } catch (err) {
+    return err.name + ": " + err.message;
+  }
+});
+s.registerTool("uncaught", { inputSchema: args }, async ({ url }) => (await fetch(url)).text());
+`
+
+// TestJSFetch: fetch over the host's http_request, with the plugin's
+// grants: a GET and a POST to a loopback server the plugin may reach, and
+// requests the grants refuse rejecting with the host's reason.
+func TestJSFetch(t *testing.T) {
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		switch r.Method {
+		case http.MethodGet:
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"path":%q,"test":%q}`, r.URL.Path, r.Header.Get("X-Test"))
+		default:
+			w.WriteHeader(http.StatusCreated)
+			fmt.Fprintf(w, "%s %s %s", r.Method, r.Header.Get("Content-Type"), body)
+		}
+	}))
+	t.Cleanup(api.Close)
+	h, _ := newHost(t, fmt.Sprintf(`
+[server]
+watch = false
+[[plugin]]
+name = "fetch"
+path = %[1]s
+timeout = "10s"
+allowed_hosts = ["127.0.0.1"]
+allow_private_network = true
+[[plugin]]
+name = "nogrant"
+path = %[1]s
+prefix = "no_"
+timeout = "10s"
+allowed_hosts = ["127.0.0.1"]
+`, strconv.Quote(jsPlugin(t, fetchJS))))
+	cs := connect(t, h, nil, "")
+	res, text := callText(t, cs, "get", map[string]any{"url": api.URL + "/x"})
+	if want := `{"status":200,"ok":true,"type":"application/json","body":{"path":"/x","test":"js"}}`; res.IsError || text != want {
+		t.Errorf("get = %s (isError %v), want %s", text, res.IsError, want)
+	}
+	if res, text := callText(t, cs, "post", map[string]any{"url": api.URL}); res.IsError || text != "201 POST text/plain héllo" {
+		t.Errorf("post = %q (isError %v)", text, res.IsError)
+	}
+	// A host allowed_hosts does not grant, and a loopback address without
+	// allow_private_network: the promise rejects with the host's reason.
+	for _, c := range []struct{ tool, url, want string }{
+		{"caught", "http://example.com/", "TypeError: fetch GET http://example.com/: "},
+		{"no_caught", api.URL, "TypeError: fetch GET " + api.URL + ": "},
+	} {
+		res, text := callText(t, cs, c.tool, map[string]any{"url": c.url})
+		if res.IsError || !strings.HasPrefix(text, c.want) || len(text) == len(c.want) {
+			t.Errorf("%s %s = %q (isError %v), want %q and the reason", c.tool, c.url, text, res.IsError, c.want)
+		}
+		t.Logf("%s %s: %s", c.tool, c.url, text)
+	}
+	if res, text := callText(t, cs, "uncaught", map[string]any{"url": "http://example.com/"}); !res.IsError || !strings.Contains(text, "TypeError: fetch GET http://example.com/") {
+		t.Errorf("uncaught = %q (isError %v), want a tool error naming the refused fetch", text, res.IsError)
+	}
+}
+
+// askingJS asks the client from a tool, a prompt and a resource.
+const askingJS = `import { McpServer } from "mcphost";
+const s = new McpServer();
+s.registerTool("survey", { description: "asks the user, then the model" }, async (args, ctx) => {
+  const who = await ctx.elicit({ message: "Who are you?", requestedSchema: { type: "object", properties: { name: { type: "string" } } } });
+  if (who.action !== "accept") return "declined";
+  const [capital, roots] = await Promise.all([
+    ctx.sample({ messages: [{ role: "user", content: { type: "text", text: "Capital of France?" } }], maxTokens: 10 }),
+    ctx.listRoots(),
+  ]);
+  return who.content.name + " " + capital.content.text + " " + roots.roots.map((r) => r.uri).join(",");
+});
+s.registerPrompt("ask", { description: "asks the user" }, async (args, ctx) => {
+  const a = await ctx.elicit({ message: "Topic?", requestedSchema: { type: "object", properties: { name: { type: "string" } } } });
+  return "Write about " + a.content.name;
+});
+s.registerResource("asked", "ask://me", async (uri, ctx) => {
+  const a = await ctx.elicit({ message: "Content?", requestedSchema: { type: "object", properties: { name: { type: "string" } } } });
+  return "content " + a.content.name;
+});
+`
+
+// TestJSAsksTheClient: ctx.elicit, ctx.sample and ctx.listRoots in a tool,
+// a prompt and a resource, through multi-round-trip results (ABI.md §8),
+// for a client the host asks and one that retries itself; questions asked
+// together go in one round.
+func TestJSAsksTheClient(t *testing.T) {
+	h, _ := newHost(t, fmt.Sprintf(`
+[server]
+watch = false
+[[plugin]]
+name = "asking"
+path = %s
+timeout = "10s"
+`, strconv.Quote(jsPlugin(t, askingJS))))
+	for _, version := range versions {
+		t.Run(version, func(t *testing.T) {
+			var mu sync.Mutex
+			var asked []string
+			note := func(s string) {
+				mu.Lock()
+				asked = append(asked, s)
+				mu.Unlock()
+			}
+			client := mcp.NewClient(&mcp.Implementation{Name: "js-asks", Version: "1"}, &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					note("elicit " + req.Params.Message)
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+				},
+				CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+					note("sample")
+					return &mcp.CreateMessageResult{Role: "assistant", Model: "test", Content: &mcp.TextContent{Text: "Paris"}}, nil
+				},
+			})
+			client.AddRoots(&mcp.Root{URI: "file:///home/ada"})
+			serverT, clientT := mcp.NewInMemoryTransports()
+			ss, err := h.Server().Connect(t.Context(), serverT, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs, err := client.Connect(t.Context(), clientT, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cs.Close(); ss.Wait() })
+
+			if res, text := callText(t, cs, "survey", map[string]any{}); res.IsError || text != "Ada Paris file:///home/ada" {
+				t.Errorf("survey = %q (isError %v), want \"Ada Paris file:///home/ada\"", text, res.IsError)
+			}
+			mu.Lock()
+			if got := strings.Join(asked, ";"); got != "elicit Who are you?;sample" {
+				t.Errorf("the client was asked %q, want the elicitation once, then the sampling once", got)
+			}
+			asked = nil
+			mu.Unlock()
+			p, err := cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "ask"})
+			if err != nil || len(p.Messages) != 1 {
+				t.Fatalf("get ask = %+v, %v", p, err)
+			}
+			if tc, ok := p.Messages[0].Content.(*mcp.TextContent); !ok || tc.Text != "Write about Ada" {
+				t.Errorf("ask = %+v", p.Messages[0].Content)
+			}
+			r, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "ask://me"})
+			if err != nil || len(r.Contents) != 1 || r.Contents[0].Text != "content Ada" {
+				t.Errorf("read ask://me = %+v, %v", r, err)
+			}
+
+			// A client that declared none of it: the tool call ends as a
+			// tool error saying so.
+			bare := connect(t, h, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}, version)
+			res, err := bare.CallTool(t.Context(), &mcp.CallToolParams{Name: "survey", Arguments: map[string]any{}})
+			if err == nil && !res.IsError {
+				t.Errorf("survey for a client without elicitation succeeded: %+v", res)
+			}
+			if err == nil {
+				if tc, ok := res.Content[0].(*mcp.TextContent); !ok || !strings.Contains(tc.Text, "elicitation") {
+					t.Errorf("survey for a client without elicitation: %+v, want a tool error naming elicitation", res.Content[0])
+				} else {
+					t.Logf("survey without elicitation: %s", tc.Text)
+				}
+			}
+		})
 	}
 }

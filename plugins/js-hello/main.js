@@ -1,7 +1,7 @@
 // js-hello: mcphost's example plugin in JavaScript (sdk/js/README.md).
 // Built by build.sh into js-hello.wasm: the shared engine with this module
 // in its mcphost.js section.
-import { McpServer, ResourceTemplate, config } from "mcphost";
+import { McpError, McpServer, ResourceTemplate, config } from "mcphost";
 
 const server = new McpServer({ name: "js-hello", version: "1.0.0" });
 
@@ -38,23 +38,30 @@ server.registerTool("fail", {
   throw new Error("it failed on purpose");
 });
 
-// A resource, a resource template with completion of its variable, and a
-// prompt with completion of its argument.
-const colors = ["amber", "azure", "crimson", "emerald", "indigo", "ivory"];
-
-server.registerResource("about", "js-hello://about", {
+server.registerResource("about", "hello://about", {
+  title: "About js-hello",
   description: "What this plugin is",
-  mimeType: "text/markdown",
-}, () => "# js-hello\n\nmcphost's example plugin in JavaScript.");
+  mimeType: "text/plain",
+}, (uri) => `${uri.href}: mcphost's example plugin in JavaScript`);
 
-server.registerResource("color", new ResourceTemplate("js-hello://colors/{name}", {
-  complete: { name: (value) => colors.filter((c) => c.startsWith(value)) },
-}), { description: "A color by name", mimeType: "application/json" }, (uri, { name }) => {
-  const index = colors.indexOf(name);
-  return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify({ name, index, known: index >= 0 }) }] };
+const greetings = { en: "Hello", fr: "Bonjour", de: "Hallo", es: "Hola" };
+
+server.registerResource("greeting", new ResourceTemplate("hello://greeting/{lang}", {
+  complete: { lang: (value) => Object.keys(greetings).filter((l) => l.startsWith(value)) },
+}), { description: "The greeting in a language (en, fr, de, es)", mimeType: "text/plain" }, (uri, { lang }) => {
+  if (!(lang in greetings)) throw new McpError(-32002, "resource not found", { uri: uri.href });
+  return greetings[lang];
 });
 
-server.registerPrompt("describe_color", {
-  description: "Asks the model to describe a color",
-  arguments: [{ name: "color", description: "the color", required: true, complete: (value) => colors.filter((c) => c.startsWith(value)) }],
-}, ({ color }) => `Describe the color ${color} in one sentence.`);
+server.registerPrompt("introduce", {
+  description: "Asks the model to introduce someone",
+  argsSchema: {
+    type: "object",
+    properties: {
+      name: { type: "string", description: "who to introduce" },
+      lang: { type: "string", description: "the language (en, fr, de, es)" },
+    },
+    required: ["name"],
+  },
+  complete: { lang: (value) => Object.keys(greetings).filter((l) => l.startsWith(value)) },
+}, ({ name, lang }) => `Introduce ${name} in one sentence, starting with "${greetings[lang] ?? greetings.en}".`);

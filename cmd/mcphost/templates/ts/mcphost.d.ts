@@ -44,6 +44,29 @@ declare module "mcphost" {
     progress(progress: number, total?: number, message?: string): void;
     /** The plugin's config of mcphost.toml. */
     readonly config: { get(key: string): string | undefined };
+    /** Asks the user (elicitation/create) and resolves to the client's
+     * ElicitResult. The handler does not wait: it runs again from its
+     * start with the answer (ABI.md §8, sdk/js/README.md), so it must ask
+     * the same questions in the same order every time it runs. Ask only
+     * what clientCapabilities declares. */
+    elicit(params: {
+      message: string;
+      requestedSchema?: JSONSchema;
+      mode?: "form" | "url";
+      url?: string;
+      elicitationId?: string;
+      [key: string]: unknown;
+    }): Promise<{ action: "accept" | "decline" | "cancel"; content?: Record<string, unknown>; [key: string]: unknown }>;
+    /** Asks the client's model (sampling/createMessage) and resolves to its
+     * CreateMessageResult; as elicit, the handler runs again with it. */
+    sample(params: {
+      messages: { role: "user" | "assistant"; content: Content | Content[] }[];
+      maxTokens: number;
+      systemPrompt?: string;
+      [key: string]: unknown;
+    }): Promise<{ role: "assistant"; content: Content | Content[]; model: string; stopReason?: string; [key: string]: unknown }>;
+    /** Asks for the client's roots (roots/list); as elicit. */
+    listRoots(): Promise<{ roots: { uri: string; name?: string }[] }>;
   }
 
   /** A tool's definition, as the TypeScript MCP SDK's registerTool takes it,
@@ -64,9 +87,87 @@ declare module "mcphost" {
     _meta?: Record<string, unknown>;
   }
 
-  /** Collects what a plugin contributes (tools, resources, resource
-   * templates, prompts), in the shape of the TypeScript MCP SDK's
-   * McpServer. The name and version are informative: the host
+  /** A resource's metadata, as registerResource takes it. */
+  export interface ResourceMetadata {
+    title?: string;
+    description?: string;
+    mimeType?: string;
+    annotations?: { audience?: ("user" | "assistant")[]; priority?: number; lastModified?: string };
+    /** A resource's size in bytes (not for templates). */
+    size?: number;
+    icons?: { src: string; mimeType?: string; sizes?: string[] }[];
+    _meta?: Record<string, unknown>;
+  }
+
+  /** The URI a read callback gets: the TypeScript SDK passes a URL; this
+   * has its href. */
+  export interface ResourceUri {
+    readonly href: string;
+    toString(): string;
+  }
+
+  /** One content of a resource: text or blob (base64). */
+  export type ResourceContents =
+    | { uri?: string; mimeType?: string; text: string; _meta?: Record<string, unknown> }
+    | { uri?: string; mimeType?: string; blob: string; _meta?: Record<string, unknown> };
+
+  /** What a read callback may return: a string (one text content), bytes
+   * (one blob content), both with the resource's mimeType, or MCP's
+   * ReadResourceResult (a content without a uri gets the one read). */
+  export type ReadResourceReturn = string | Uint8Array | ArrayBuffer | { contents: ResourceContents[]; _meta?: Record<string, unknown> };
+
+  /** Completes a prompt argument or a template variable: the values that
+   * fit value (at most 100 are sent; more set total and hasMore). context
+   * holds the arguments the client already filled in. */
+  export type CompleteCallback = (
+    value: string,
+    context: { arguments: Record<string, string> },
+  ) => string[] | { values: string[]; total?: number; hasMore?: boolean } | Promise<string[] | { values: string[]; total?: number; hasMore?: boolean }>;
+
+  /** A URI template (RFC 6570, beginning with a literal scheme:
+   * "note://{id}"), as the TypeScript SDK's. The TypeScript SDK's list
+   * callback is not supported (the constructor throws): register each
+   * resource to list with registerResource. */
+  export class ResourceTemplate {
+    constructor(uriTemplate: string, callbacks?: { list?: undefined; complete?: Record<string, CompleteCallback> });
+    readonly uriTemplate: string;
+  }
+
+  /** A prompt argument, as MCP lists it (arguments are strings). */
+  export interface PromptArgument {
+    name: string;
+    title?: string;
+    description?: string;
+    required?: boolean;
+  }
+
+  /** A prompt's definition: arguments as MCP lists them, or argsSchema, a
+   * JSON Schema object whose properties are the arguments (their title
+   * and description) and whose required are the required ones. complete
+   * completes arguments by name. */
+  export interface PromptConfig {
+    title?: string;
+    description?: string;
+    arguments?: PromptArgument[];
+    argsSchema?: JSONSchema & { properties?: Record<string, JSONSchema>; required?: string[] };
+    complete?: Record<string, CompleteCallback>;
+    icons?: { src: string; mimeType?: string; sizes?: string[] }[];
+    _meta?: Record<string, unknown>;
+  }
+
+  /** A message of a prompt. */
+  export interface PromptMessage {
+    role: "user" | "assistant";
+    content: Content;
+  }
+
+  /** What a prompt callback may return: MCP's GetPromptResult (its
+   * description defaults to the prompt's), or a string (one user
+   * message). */
+  export type GetPromptReturn = string | { description?: string; messages: PromptMessage[]; _meta?: Record<string, unknown> };
+
+  /** Collects what a plugin contributes, in the shape of the TypeScript
+   * MCP SDK's McpServer. The name and version are informative: the host
    * names the plugin after its config. */
   export class McpServer {
     constructor(info?: { name?: string; version?: string }, options?: Record<string, unknown>);
@@ -78,63 +179,32 @@ declare module "mcphost" {
       config: ToolConfig,
       handler: (args: Args, ctx: Context) => ToolReturn | Promise<ToolReturn>,
     ): this;
-    /** Adds a resource at a fixed URI. */
-    registerResource(name: string, uri: string, metadata: ResourceMetadata, read: (uri: string, ctx: Context) => ReadResult | Promise<ReadResult>): this;
-    /** Adds a resource template; read gets the URI and its variables. */
+    /** Adds a resource. A thrown McpError fails the read with its code
+     * (-32002 with data {uri} for "resource not found"); another error
+     * with -32603 and its message. */
+    registerResource(
+      name: string,
+      uri: string,
+      metadata: ResourceMetadata,
+      read: (uri: ResourceUri, ctx: Context) => ReadResourceReturn | Promise<ReadResourceReturn>,
+    ): this;
+    /** Adds a resource template: read gets the template's variables as the
+     * host matched them (a string; an array or object for an exploded
+     * variable; absent when the URI leaves it undefined). */
     registerResource(
       name: string,
       template: ResourceTemplate,
       metadata: ResourceMetadata,
-      read: (uri: string, variables: Record<string, string>, ctx: Context) => ReadResult | Promise<ReadResult>,
+      read: (uri: ResourceUri, variables: Record<string, string | string[] | Record<string, string>>, ctx: Context) => ReadResourceReturn | Promise<ReadResourceReturn>,
     ): this;
-    /** Adds a prompt; required arguments are checked before get runs. */
-    registerPrompt<Args = Record<string, string>>(
+    /** Adds a prompt. The host refuses a request without a required
+     * argument before get runs. */
+    registerPrompt<Args extends Record<string, string | undefined> = Record<string, string | undefined>>(
       name: string,
-      config: { title?: string; description?: string; arguments?: PromptArgument[]; _meta?: Record<string, unknown> },
-      get: (args: Args, ctx: Context) => PromptResult | Promise<PromptResult>,
+      config: PromptConfig,
+      get: (args: Args, ctx: Context) => GetPromptReturn | Promise<GetPromptReturn>,
     ): this;
   }
-
-  /** A family of resources named by an RFC 6570 URI template
-   * ("notes://{id}"); complete maps a variable's name to the values that
-   * complete what the user typed. */
-  export class ResourceTemplate {
-    constructor(uriTemplate: string, options?: { complete?: Record<string, Completer> });
-    readonly uriTemplate: string;
-  }
-
-  /** Returns, or resolves to, the values that complete value (at most 100
-   * are sent, with the total). */
-  export type Completer = (value: string, ctx: Context) => string[] | Promise<string[]>;
-
-  /** A resource's metadata. */
-  export interface ResourceMetadata {
-    title?: string;
-    description?: string;
-    mimeType?: string;
-    annotations?: Record<string, unknown>;
-    _meta?: Record<string, unknown>;
-  }
-
-  /** What a read callback returns: MCP's ReadResourceResult, or a string
-   * (one text content of the resource's mimeType, text/plain by default). */
-  export type ReadResult =
-    | string
-    | { contents: ({ uri: string; mimeType?: string; text: string } | { uri: string; mimeType?: string; blob: string })[] };
-
-  /** A prompt's argument; complete offers values for it. */
-  export interface PromptArgument {
-    name: string;
-    description?: string;
-    required?: boolean;
-    complete?: Completer;
-  }
-
-  /** What a prompt callback returns: MCP's GetPromptResult, or a string
-   * (one user message of that text). */
-  export type PromptResult =
-    | string
-    | { description?: string; messages: { role: "user" | "assistant"; content: Content }[] };
 
   /** A protocol-level error: thrown from a handler, it fails the request
    * with this JSON-RPC code instead of returning a result with isError. */
@@ -143,6 +213,53 @@ declare module "mcphost" {
     readonly code: number;
     readonly data: unknown;
   }
+
+  /** The part of the Fetch API's Headers the engine has: names are
+   * case-insensitive. */
+  export class Headers implements Iterable<[string, string]> {
+    constructor(init?: Headers | Iterable<[string, string]> | Record<string, string>);
+    append(name: string, value: string): void;
+    set(name: string, value: string): void;
+    get(name: string): string | null;
+    has(name: string): boolean;
+    delete(name: string): void;
+    forEach(fn: (value: string, name: string, headers: Headers) => void, thisArg?: unknown): void;
+    entries(): IterableIterator<[string, string]>;
+    keys(): IterableIterator<string>;
+    values(): IterableIterator<string>;
+    [Symbol.iterator](): IterableIterator<[string, string]>;
+  }
+
+  /** The part of the Fetch API's Response that fetch returns (the body is
+   * read whole, at once; it may be read more than once). */
+  export class Response {
+    constructor(body?: string | Uint8Array | null, init?: { status?: number; statusText?: string; headers?: Headers | Record<string, string>; url?: string });
+    readonly status: number;
+    readonly statusText: string;
+    readonly ok: boolean;
+    readonly headers: Headers;
+    readonly url: string;
+    text(): Promise<string>;
+    json(): Promise<any>;
+    bytes(): Promise<Uint8Array>;
+    arrayBuffer(): Promise<ArrayBuffer>;
+  }
+
+  /** What fetch takes; other RequestInit keys (signal, mode, …) are
+   * ignored. */
+  export interface RequestInit {
+    method?: string;
+    headers?: Headers | Iterable<[string, string]> | Record<string, string>;
+    body?: string | Uint8Array | ArrayBuffer | null;
+  }
+
+  /** The Fetch API's fetch over the host's http_request (ABI.md §7), also
+   * the global fetch: only the hosts the plugin's allowed_hosts grants are
+   * reachable (private addresses only with allow_private_network), the
+   * response is capped at max_output_kb and bounded by the call's
+   * deadline. A refused or failed request rejects with a TypeError naming
+   * the method, URL and reason; an HTTP error status resolves (ok false). */
+  export function fetch(url: string | { url: string } | { href: string }, init?: RequestInit): Promise<Response>;
 
   /** A value of the plugin's config in mcphost.toml, or undefined. */
   export function config(key: string): string | undefined;

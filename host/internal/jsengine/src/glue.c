@@ -52,6 +52,7 @@ EXTISM_IMPORT("log_error") void extism_log_error(ExtismPointer text);
 
 MCPHOST_IMPORT("notify_logging_message") void mcphost_notify_logging_message(ExtismPointer json);
 MCPHOST_IMPORT("notify_progress") void mcphost_notify_progress(ExtismPointer json);
+MCPHOST_IMPORT("http_request") ExtismPointer mcphost_http_request(ExtismPointer json);
 MCPHOST_IMPORT("input_read") void mcphost_input_read(void *dst, uint64_t offset, uint32_t n);
 MCPHOST_IMPORT("output_write") void mcphost_output_write(const void *src, uint32_t n);
 MCPHOST_IMPORT("js_source_length") uint64_t mcphost_js_source_length(void);
@@ -218,8 +219,11 @@ static int run_jobs(void) {
 }
 
 /* settle runs the job queue and returns v, or what the promise v resolved
- * to, or JS_EXCEPTION with the rejection pending. v is consumed. */
-static JSValue settle(JSValue v) {
+ * to, or JS_EXCEPTION with the rejection pending. v is consumed. A promise
+ * still pending is an error, unless asking and the prelude's
+ * __mcphost_unsettled returns the questions the call's handler asked the
+ * client (ABI.md §8): then those are the result. */
+static JSValue settle(JSValue v, int asking) {
 	if (JS_IsException(v))
 		return v;
 	if (run_jobs() < 0) {
@@ -237,6 +241,16 @@ static JSValue settle(JSValue v) {
 		r = JS_Throw(ctx, JS_PromiseResult(ctx, v));
 		break;
 	default:
+		if (asking) {
+			JSValue global = JS_GetGlobalObject(ctx);
+			JSValue fn = JS_GetPropertyStr(ctx, global, "__mcphost_unsettled");
+			JS_FreeValue(ctx, global);
+			r = JS_Call(ctx, fn, JS_UNDEFINED, 0, NULL);
+			JS_FreeValue(ctx, fn);
+			if (JS_IsException(r) || JS_IsString(r))
+				break;
+			JS_FreeValue(ctx, r);
+		}
 		r = JS_ThrowInternalError(ctx, "the promise never settled: it waits for something no job will do (there are no timers or I/O to wait for)");
 		break;
 	}
@@ -322,6 +336,34 @@ static JSValue js_config(JSContext *c, JSValueConst this_val, int argc, JSValueC
 	return r;
 }
 
+/* native.http(json): the host's http_request (ABI.md §7) with the request's
+ * JSON; returns the answer's JSON text ({"status",…} or {"error": why}). */
+static JSValue js_http(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+	(void)this_val;
+	if (argc < 1)
+		return JS_ThrowTypeError(c, "http: no request");
+	size_t n;
+	const char *json = JS_ToCStringLen(c, &n, argv[0]);
+	if (!json)
+		return JS_EXCEPTION;
+	ExtismPointer p = to_kernel(json, n);
+	JS_FreeCString(c, json);
+	if (!p)
+		return JS_ThrowInternalError(c, "fetch: no kernel memory for the request");
+	ExtismPointer a = mcphost_http_request(p);
+	extism_free(p);
+	if (!a)
+		return JS_ThrowInternalError(c, "fetch: the host's http_request gave no answer");
+	size_t an;
+	char *s = from_kernel(a, &an);
+	extism_free(a);
+	if (!s)
+		return JS_ThrowOutOfMemory(c);
+	JSValue r = JS_NewStringLen(c, s, an);
+	free(s);
+	return r;
+}
+
 /* The module loader: "mcphost" is the prelude; nothing else can be had. */
 static JSModuleDef *load_module(JSContext *c, const char *name, void *opaque) {
 	(void)opaque;
@@ -358,6 +400,7 @@ static int32_t start(void) {
 	JS_SetPropertyStr(ctx, native, "log", JS_NewCFunction(ctx, js_log, "log", 2));
 	JS_SetPropertyStr(ctx, native, "notify", JS_NewCFunction(ctx, js_notify, "notify", 2));
 	JS_SetPropertyStr(ctx, native, "config", JS_NewCFunction(ctx, js_config, "config", 1));
+	JS_SetPropertyStr(ctx, native, "http", JS_NewCFunction(ctx, js_http, "http", 1));
 	JS_SetPropertyStr(ctx, global, "__mcphost_native", native);
 
 	/* The plugin's source, from the host (its mcphost.js section). */
@@ -373,7 +416,7 @@ static int32_t start(void) {
 	/* The prelude first, so that a plugin that does not import "mcphost"
 	 * still gets console and the dispatcher. */
 	JSValue pre = JS_Eval(ctx, "import \"mcphost\";", 17, "mcphost:start.js", JS_EVAL_TYPE_MODULE);
-	pre = settle(pre);
+	pre = settle(pre, 0);
 	if (JS_IsException(pre)) {
 		free(src);
 		JS_FreeValue(ctx, global);
@@ -383,7 +426,7 @@ static int32_t start(void) {
 	}
 	JS_FreeValue(ctx, pre);
 
-	JSValue r = settle(JS_Eval(ctx, src, len, PLUGIN_FILE, JS_EVAL_TYPE_MODULE));
+	JSValue r = settle(JS_Eval(ctx, src, len, PLUGIN_FILE, JS_EVAL_TYPE_MODULE), 0);
 	free(src);
 	if (JS_IsException(r)) {
 		JS_FreeValue(ctx, global);
@@ -416,7 +459,7 @@ static int32_t serve(const char *name) {
 	in[n] = 0;
 	JSValue args[2] = {JS_NewString(ctx, name), JS_NewStringLen(ctx, in, n)};
 	free(in);
-	JSValue r = settle(JS_Call(ctx, dispatch, JS_UNDEFINED, 2, args));
+	JSValue r = settle(JS_Call(ctx, dispatch, JS_UNDEFINED, 2, args), 1);
 	JS_FreeValue(ctx, args[0]);
 	JS_FreeValue(ctx, args[1]);
 	if (JS_IsException(r))
@@ -445,27 +488,20 @@ static int32_t serve(const char *name) {
 
 EXPORT("mcphost_abi_version") int32_t mcphost_abi_version(void) { return 1; }
 
-EXPORT("list_tools") int32_t list_tools(void) {
-	int32_t rc = start();
-	return rc ? rc : serve("list_tools");
-}
-
-EXPORT("call_tool") int32_t call_tool(void) {
-	int32_t rc = start();
-	return rc ? rc : serve("call_tool");
-}
-
-/* Resources, resource templates, prompts and completion: each export
- * serves what the plugin registered (an empty list when it registered
- * none, which contributes nothing). */
-#define SERVE_EXPORT(fn)                                  \
-	EXPORT(#fn) int32_t fn(void) {                    \
-		int32_t rc = start();                     \
-		return rc ? rc : serve(#fn);              \
+/* Every export of the ABI (§3): each is the prelude's dispatcher. A list
+ * export of a kind the plugin registered nothing of returns an empty list,
+ * which the host treats as the plugin offering nothing of that kind. */
+#define ABI_EXPORT(name)                         \
+	EXPORT(#name) int32_t name(void) {        \
+		int32_t rc = start();             \
+		return rc ? rc : serve(#name);    \
 	}
-SERVE_EXPORT(list_resources)
-SERVE_EXPORT(list_resource_templates)
-SERVE_EXPORT(read_resource)
-SERVE_EXPORT(list_prompts)
-SERVE_EXPORT(get_prompt)
-SERVE_EXPORT(complete)
+
+ABI_EXPORT(list_tools)
+ABI_EXPORT(call_tool)
+ABI_EXPORT(list_resources)
+ABI_EXPORT(list_resource_templates)
+ABI_EXPORT(read_resource)
+ABI_EXPORT(list_prompts)
+ABI_EXPORT(get_prompt)
+ABI_EXPORT(complete)

@@ -1,5 +1,6 @@
 // The built-in module "mcphost": what a JavaScript plugin imports to
-// contribute tools, and the dispatcher the engine's C glue (glue.c) calls
+// contribute tools, resources, resource templates, prompts and completions,
+// and the dispatcher the engine's C glue (glue.c) calls
 // for every export. It runs inside the sandbox, in the same QuickJS
 // context as the plugin; the glue hands it the native functions as
 // globalThis.__mcphost_native and this module hides them again.
@@ -16,27 +17,12 @@
 const native = globalThis.__mcphost_native;
 delete globalThis.__mcphost_native;
 
-// What every McpServer of the plugin registered, in the order it was
-// registered: tools by name, resources by URI, resource templates by their
-// URI template, prompts by name.
+// What every McpServer of the plugin registered, in the order registered:
+// tools and prompts by name, resources by URI, templates by URI template.
 const tools = new Map();
 const resources = new Map();
 const templates = new Map();
 const prompts = new Map();
-
-// ResourceTemplate names a family of resources by an RFC 6570 URI template
-// (level 1: "notes://{id}"), as the TypeScript SDK's does; complete maps a
-// variable's name to a function (value, ctx) returning, or resolving to,
-// the values that complete it.
-export class ResourceTemplate {
-  constructor(uriTemplate, { complete } = {}) {
-    if (typeof uriTemplate !== "string" || uriTemplate === "") {
-      throw new TypeError("ResourceTemplate: the URI template must be a non-empty string");
-    }
-    this.uriTemplate = uriTemplate;
-    this.complete = complete ?? {};
-  }
-}
 
 // McpError is a protocol-level error: thrown from a handler it fails the
 // request with this JSON-RPC code (-32602 invalid params, -32603 internal
@@ -51,8 +37,49 @@ export class McpError extends Error {
   }
 }
 
+// ResourceTemplate is a URI template (RFC 6570, with a literal scheme:
+// "note://{id}") to register with registerResource, as the TypeScript
+// SDK's. callbacks.complete maps a variable's name to a function (value,
+// context) returning, or resolving to, the completions of that variable.
+// callbacks.list (the TypeScript SDK's way of listing a template's
+// resources) is not supported: register those with registerResource.
+export class ResourceTemplate {
+  constructor(uriTemplate, callbacks = {}) {
+    if (typeof uriTemplate !== "string" || uriTemplate === "") {
+      throw new TypeError("ResourceTemplate: the URI template must be a non-empty string");
+    }
+    if (typeof callbacks?.list === "function") {
+      throw new TypeError(`ResourceTemplate ${JSON.stringify(uriTemplate)}: a list callback is not supported; register each resource with registerResource`);
+    }
+    this.uriTemplate = uriTemplate;
+    this.complete = completers(`ResourceTemplate ${JSON.stringify(uriTemplate)}`, callbacks?.complete);
+  }
+
+  toString() {
+    return this.uriTemplate;
+  }
+}
+
+// completers checks a { name: (value, context) => values } map.
+function completers(what, map) {
+  if (map === undefined || map === null) return {};
+  if (typeof map !== "object") throw new TypeError(`${what}: complete must be an object of functions`);
+  for (const [k, fn] of Object.entries(map)) {
+    if (typeof fn !== "function") throw new TypeError(`${what}: complete.${k} must be a function`);
+  }
+  return { ...map };
+}
+
+// copy copies the keys of from that are defined to def.
+function copy(def, from, keys) {
+  for (const key of keys) {
+    if (from?.[key] !== undefined) def[key] = from[key];
+  }
+  return def;
+}
+
 // McpServer collects what a plugin contributes, in the shape of the
-// TypeScript MCP SDK's McpServer (tools for now). The name and version are
+// TypeScript MCP SDK's McpServer. The name and version are
 // the host's: a plugin's are informative only.
 export class McpServer {
   constructor(info = {}, options = {}) {
@@ -98,79 +125,95 @@ export class McpServer {
 
   // registerResource adds a resource (uri a string) or a resource template
   // (uri a ResourceTemplate). metadata: { title, description, mimeType,
-  // annotations, _meta }. read(uri, ctx) for a resource, read(uri,
-  // variables, ctx) for a template, returns or resolves to a
-  // ReadResourceResult ({ contents: [...] }) or a string (one text content
-  // of the resource's mimeType, text/plain by default).
+  // annotations, size, icons, _meta } (optional). read(uri, ctx) for a
+  // resource, read(uri, variables, ctx) for a template, where uri has
+  // .href (the URI read) and variables are the template's, as the host
+  // matched them (ABI.md §3). read returns, or resolves to, one of:
+  //   a string                      one text content, with the mimeType
+  //   a Uint8Array or ArrayBuffer   one blob content, with the mimeType
+  //   a ReadResourceResult          { contents: [...] } (a content without
+  //                                 a uri gets the one read)
+  // A thrown McpError fails the request with its code (-32002 "resource
+  // not found", with data { uri }, for a URI the template matches but no
+  // resource has); another error fails it with -32603 and its message.
   registerResource(name, uri, metadata, read) {
+    if (typeof name !== "string" || name === "") {
+      throw new TypeError("registerResource: the name must be a non-empty string");
+    }
     if (typeof metadata === "function" && read === undefined) {
       read = metadata;
       metadata = {};
     }
-    if (typeof name !== "string" || name === "") {
-      throw new TypeError("registerResource: the name must be a non-empty string");
-    }
-    if (typeof read !== "function") {
-      throw new TypeError(`registerResource ${JSON.stringify(name)}: the read callback must be a function`);
-    }
-    const def = { name };
-    for (const key of ["title", "description", "mimeType", "annotations", "_meta", "size"]) {
-      if (metadata?.[key] !== undefined) def[key] = metadata[key];
-    }
+    const what = `registerResource ${JSON.stringify(name)}`;
+    if (typeof read !== "function") throw new TypeError(`${what}: the read callback must be a function`);
+    const keys = ["title", "description", "mimeType", "annotations", "icons", "_meta"];
     if (uri instanceof ResourceTemplate) {
       if (templates.has(uri.uriTemplate)) {
-        throw new Error(`registerResource ${JSON.stringify(name)}: the template ${uri.uriTemplate} is registered already`);
+        throw new Error(`${what}: the template ${JSON.stringify(uri.uriTemplate)} is registered already`);
       }
-      def.uriTemplate = uri.uriTemplate;
+      const def = copy({ uriTemplate: uri.uriTemplate, name }, metadata, keys);
       templates.set(uri.uriTemplate, { def, read, complete: uri.complete });
-    } else {
-      if (typeof uri !== "string" || uri === "") {
-        throw new TypeError(`registerResource ${JSON.stringify(name)}: the URI must be a string or a ResourceTemplate`);
-      }
-      if (resources.has(uri)) {
-        throw new Error(`registerResource ${JSON.stringify(name)}: the URI ${uri} is registered already`);
-      }
-      def.uri = uri;
-      resources.set(uri, { def, read });
+      return this;
     }
+    if (typeof uri !== "string" || uri === "") {
+      throw new TypeError(`${what}: the URI must be a non-empty string or a ResourceTemplate`);
+    }
+    if (resources.has(uri)) throw new Error(`${what}: the URI ${JSON.stringify(uri)} is registered already`);
+    const def = copy({ uri, name }, metadata, [...keys, "size"]);
+    resources.set(uri, { def, read });
     return this;
   }
 
-  // registerPrompt adds a prompt. config: { title, description, arguments:
-  // [{ name, description, required, complete(value, ctx) }] }. get(args,
-  // ctx) returns or resolves to a GetPromptResult ({ description, messages
-  // }) or a string (one user message of that text).
+  // registerPrompt adds a prompt. config: { title, description, argsSchema
+  // or arguments, complete, icons, _meta }: arguments as MCP lists them
+  // ([{ name, title, description, required }]), or argsSchema a JSON
+  // Schema object whose properties are the arguments (their title and
+  // description) and whose required are the required ones; prompt
+  // arguments are strings. complete maps an argument's name to a function
+  // (value, context) returning, or resolving to, its completions.
+  // get(args, ctx) returns, or resolves to, a GetPromptResult
+  // ({ description, messages }) or a string (one user message). The host
+  // refuses a request without a required argument before get runs.
   registerPrompt(name, config, get) {
+    if (typeof name !== "string" || name === "") {
+      throw new TypeError("registerPrompt: the name must be a non-empty string");
+    }
     if (typeof config === "function" && get === undefined) {
       get = config;
       config = {};
     }
-    if (typeof name !== "string" || name === "") {
-      throw new TypeError("registerPrompt: the name must be a non-empty string");
-    }
-    if (typeof get !== "function") {
-      throw new TypeError(`registerPrompt ${JSON.stringify(name)}: the callback must be a function`);
-    }
-    if (prompts.has(name)) {
-      throw new Error(`registerPrompt ${JSON.stringify(name)}: a prompt of that name is registered already`);
-    }
-    const def = { name };
-    for (const key of ["title", "description", "_meta"]) {
-      if (config?.[key] !== undefined) def[key] = config[key];
-    }
-    const completers = {};
-    if (config?.arguments !== undefined) {
-      def.arguments = config.arguments.map((a) => {
-        const arg = { name: String(a.name) };
-        if (a.description !== undefined) arg.description = String(a.description);
-        if (a.required !== undefined) arg.required = Boolean(a.required);
-        if (typeof a.complete === "function") completers[arg.name] = a.complete;
-        return arg;
-      });
-    }
-    prompts.set(name, { def, get, complete: completers });
+    const what = `registerPrompt ${JSON.stringify(name)}`;
+    if (typeof get !== "function") throw new TypeError(`${what}: the callback must be a function`);
+    if (prompts.has(name)) throw new Error(`${what}: a prompt of that name is registered already`);
+    const def = copy({ name }, config, ["title", "description"]);
+    const args = promptArguments(what, config);
+    if (args.length > 0) def.arguments = args;
+    copy(def, config, ["icons", "_meta"]);
+    prompts.set(name, { def, get, complete: completers(what, config?.complete) });
     return this;
   }
+}
+
+// promptArguments returns the MCP arguments of a prompt's config.
+function promptArguments(what, config) {
+  if (config?.arguments !== undefined) {
+    if (!Array.isArray(config.arguments)) throw new TypeError(`${what}: arguments must be an array`);
+    return config.arguments.map((a) => {
+      if (typeof a?.name !== "string" || a.name === "") throw new TypeError(`${what}: every argument needs a name`);
+      return copy({ name: a.name }, a, ["title", "description", "required"]);
+    });
+  }
+  const schema = config?.argsSchema;
+  if (schema === undefined) return [];
+  if (typeof schema !== "object" || schema === null || typeof (schema.properties ?? {}) !== "object") {
+    throw new TypeError(`${what}: argsSchema must be a JSON Schema object with properties`);
+  }
+  const required = new Set(Array.isArray(schema.required) ? schema.required : []);
+  return Object.entries(schema.properties ?? {}).map(([name, p]) => {
+    const a = copy({ name }, p, ["title", "description"]);
+    if (required.has(name)) a.required = true;
+    return a;
+  });
 }
 
 // log writes a line to the host's log (not to the client): level is
@@ -184,6 +227,110 @@ export function log(level, ...args) {
 export function config(key) {
   return native.config(String(key));
 }
+
+// utf8 returns the UTF-8 bytes of the string s (lone surrogates as U+FFFD).
+function utf8(s) {
+  const bin = unescape(encodeURIComponent(s.toWellFormed()));
+  const b = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) b[i] = bin.charCodeAt(i);
+  return b;
+}
+
+// fromUtf8 returns the text of the UTF-8 bytes b; bytes that are not
+// UTF-8 are kept one character each.
+function fromUtf8(b) {
+  let bin = "";
+  for (let i = 0; i < b.length; i += 8192) bin += String.fromCharCode(...b.subarray(i, i + 8192));
+  try {
+    return decodeURIComponent(escape(bin));
+  } catch {
+    return bin;
+  }
+}
+
+// Headers is the part of the Fetch API's Headers a plugin needs: names are
+// case-insensitive, and kept lower-case.
+export class Headers {
+  #map = new Map();
+
+  constructor(init) {
+    if (init === undefined || init === null) return;
+    const pairs = init instanceof Headers ? init.entries()
+      : typeof init[Symbol.iterator] === "function" ? init
+      : Object.entries(init);
+    for (const [k, v] of pairs) this.append(k, v);
+  }
+
+  append(name, value) {
+    const k = String(name).toLowerCase();
+    const v = String(value);
+    this.#map.set(k, this.#map.has(k) ? `${this.#map.get(k)}, ${v}` : v);
+  }
+  set(name, value) { this.#map.set(String(name).toLowerCase(), String(value)); }
+  get(name) { return this.#map.get(String(name).toLowerCase()) ?? null; }
+  has(name) { return this.#map.has(String(name).toLowerCase()); }
+  delete(name) { this.#map.delete(String(name).toLowerCase()); }
+  forEach(fn, thisArg) { for (const [k, v] of this.#map) fn.call(thisArg, v, k, this); }
+  entries() { return this.#map.entries(); }
+  keys() { return this.#map.keys(); }
+  values() { return this.#map.values(); }
+  [Symbol.iterator]() { return this.#map.entries(); }
+}
+
+// Response is the part of the Fetch API's Response that fetch returns.
+export class Response {
+  #body;
+
+  constructor(body, init = {}) {
+    this.#body = typeof body === "string" ? utf8(body) : body instanceof Uint8Array ? body : new Uint8Array(0);
+    this.status = init.status ?? 200;
+    this.statusText = init.statusText ?? "";
+    this.ok = this.status >= 200 && this.status < 300;
+    this.headers = new Headers(init.headers);
+    this.url = init.url ?? "";
+    this.redirected = false;
+    this.type = "basic";
+  }
+
+  async bytes() { return this.#body.slice(); }
+  async arrayBuffer() { return this.#body.slice().buffer; }
+  async text() { return fromUtf8(this.#body); }
+  async json() { return JSON.parse(fromUtf8(this.#body)); }
+}
+
+// fetch is the Fetch API's fetch over the host's http_request (ABI.md §7):
+// only what the plugin's allowed_hosts grants is reachable (redirects
+// re-checked, private addresses refused unless allow_private_network), the
+// response is capped at max_output_kb, and the call's deadline bounds it.
+// A request the host refuses or that fails rejects with a TypeError naming
+// the method, the URL and the host's reason. The request is made at once
+// (the engine has no I/O to overlap), so awaiting several fetches runs
+// them one after the other. init: { method, headers, body } with body a
+// string, a Uint8Array or an ArrayBuffer; signal, mode, credentials and
+// the like are ignored.
+export async function fetch(input, init = {}) {
+  const url = typeof input === "string" ? input : String(input?.url ?? input?.href ?? input);
+  const method = String(init?.method ?? input?.method ?? "GET").toUpperCase();
+  const headers = Object.fromEntries(new Headers(init?.headers ?? input?.headers));
+  const req = { method, url };
+  if (Object.keys(headers).length > 0) req.headers = headers;
+  let body = init?.body;
+  if (body !== undefined && body !== null) {
+    if (typeof body === "string") body = utf8(body);
+    else if (body instanceof ArrayBuffer) body = new Uint8Array(body);
+    else if (ArrayBuffer.isView(body)) body = new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
+    else throw new TypeError(`fetch ${method} ${url}: the body must be a string, a Uint8Array or an ArrayBuffer (JSON.stringify an object)`);
+    req.body = body.toBase64();
+  }
+  const answer = JSON.parse(native.http(JSON.stringify(req)));
+  if (answer.error !== undefined) throw new TypeError(`fetch ${method} ${url}: ${answer.error}`);
+  return new Response(answer.body === undefined ? new Uint8Array(0) : Uint8Array.fromBase64(answer.body),
+    { status: answer.status, headers: answer.headers, url });
+}
+
+globalThis.fetch = fetch;
+globalThis.Headers = Headers;
+globalThis.Response = Response;
 
 globalThis.console = {
   log: (...a) => log("info", ...a),
@@ -234,12 +381,81 @@ function original(place) {
   return `${source}:${segs[i + 2] + 1}:${segs[i + 3] + 1 + Math.max(0, col - segs[i])}`;
 }
 
+// Asking the client (ABI.md §8). A handler never waits for the client:
+// ctx.elicit, ctx.sample and ctx.listRoots return the answer when this
+// call has it, and otherwise a promise that never settles, having noted
+// the question. When the call's promise is left pending with questions
+// noted, the glue returns them (inputRequests) instead of a result; the host asks the client and calls
+// the export again with the answers, and the handler runs again from its
+// start, its questions now answered in the order it asks them. The
+// answers of earlier rounds travel in requestState (the client carries
+// it: they are the client's own answers), so a handler must ask the same
+// questions in the same order each time it runs, as any code does that
+// decides by its arguments and earlier answers.
+const STATE_PREFIX = "mcphost.js/1:";
+
+// rounds reads the answers of earlier rounds and this one's from the
+// request.
+function rounds(env) {
+  const req = env.request ?? {};
+  let state = { answers: {}, methods: {} };
+  if (typeof req.requestState === "string" && req.requestState.startsWith(STATE_PREFIX)) {
+    try {
+      state = JSON.parse(req.requestState.slice(STATE_PREFIX.length));
+    } catch {
+      throw new McpError(-32602, "requestState is not the one this plugin sent");
+    }
+  }
+  const r = { answers: { ...state.answers }, methods: { ...state.methods }, asked: null, next: 0 };
+  for (const [k, v] of Object.entries(req.inputResponses ?? {})) r.answers[k] = v;
+  asking = r;
+  return r;
+}
+
+// ask returns the answer to the handler's next question, or notes it and
+// returns a promise that never settles.
+function ask(r, method, params) {
+  const key = `q${r.next++}`;
+  if (key in r.answers) {
+    if (r.methods[key] !== method) {
+      return Promise.reject(new Error(`the handler asked ${method} where it asked ${r.methods[key]} before: it must ask the same questions in the same order every time it runs`));
+    }
+    return Promise.resolve(r.answers[key]);
+  }
+  if (r.asked === null) r.asked = {};
+  r.asked[key] = { method, params: params ?? {} };
+  r.methods[key] = method;
+  return new Promise(() => {});
+}
+
+// asking is the rounds of the call being served; when its handler's
+// promise is left pending, the glue calls __mcphost_unsettled, which
+// returns the questions it noted.
+let asking = null;
+
+// inputRequests is the output of a call that asks the client (ABI.md §8).
+function inputRequests(r) {
+  const state = { answers: r.answers, methods: {} };
+  for (const k of Object.keys(r.answers)) state.methods[k] = r.methods[k];
+  for (const k of Object.keys(r.asked)) state.methods[k] = r.methods[k];
+  return "O" + JSON.stringify({ inputRequests: r.asked, requestState: STATE_PREFIX + JSON.stringify(state) });
+}
+
 // context is the ctx a handler gets: the request's context (ABI.md §3) and
 // what it may do while it runs.
-function context(env) {
+function context(env, r) {
   const c = env.context ?? {};
   const meta = c._meta ?? {};
   return {
+    // elicit asks the user (elicitation/create: { message,
+    // requestedSchema } or { mode: "url", … }) and resolves to the
+    // ElicitResult ({ action, content }).
+    elicit: (params) => ask(r, "elicitation/create", params),
+    // sample asks the client's model (sampling/createMessage: { messages,
+    // maxTokens, … }) and resolves to the CreateMessageResult.
+    sample: (params) => ask(r, "sampling/createMessage", params),
+    // listRoots asks for the client's roots and resolves to { roots }.
+    listRoots: () => ask(r, "roots/list", {}),
     requestId: c.id,
     _meta: meta,
     clientCapabilities: c.clientCapabilities ?? {},
@@ -296,7 +512,7 @@ async function callTool(env) {
   const tool = tools.get(req.name);
   if (!tool) return protocolError(-32602, `unknown tool ${JSON.stringify(req.name)}`);
   try {
-    const value = await tool.handler(req.arguments ?? {}, context(env));
+    const value = await tool.handler(req.arguments ?? {}, context(env, rounds(env)));
     return "O" + JSON.stringify(toolResult(tool, value));
   } catch (err) {
     if (err instanceof McpError) return protocolError(err.code, err.message, err.data);
@@ -305,85 +521,100 @@ async function callTool(env) {
   }
 }
 
-// failed turns what a resource, prompt or completion callback threw into
-// the request's error: an McpError's code, else -32603 with the message
-// and where it was thrown.
+// failed is the ABI error of a callback of what that threw err: an
+// McpError's code, else -32603 with the error's text (also logged).
 function failed(what, err) {
   if (err instanceof McpError) return protocolError(err.code, err.message, err.data);
   log("warn", `${what} failed: ${errorText(err)}`);
-  return protocolError(-32603, `${what} failed: ${errorText(err)}`);
+  return protocolError(-32603, `${what}: ${errorText(err)}`);
+}
+
+// resourceUri is the uri a read callback gets: the TypeScript SDK passes a
+// URL; this has its href.
+function resourceUri(uri) {
+  return { href: uri, toString: () => uri };
+}
+
+function readResult(what, uri, mimeType, value) {
+  const one = (c) => {
+    const r = { uri };
+    if (mimeType !== undefined) r.mimeType = mimeType;
+    return Object.assign(r, c);
+  };
+  if (typeof value === "string") return { contents: [one({ text: value })] };
+  if (value instanceof ArrayBuffer) value = new Uint8Array(value);
+  if (value instanceof Uint8Array) return { contents: [one({ blob: value.toBase64() })] };
+  if (value !== null && typeof value === "object" && Array.isArray(value.contents)) {
+    return { ...value, contents: value.contents.map((c) => (c?.uri === undefined ? { uri, ...c } : c)) };
+  }
+  throw new TypeError(`${what} returned ${value === null ? "null" : typeof value}: want a string, a Uint8Array or { contents }`);
 }
 
 async function readResource(env) {
-  const uri = String(env.request?.uri ?? "");
+  const req = env.request ?? {};
   const c = env.context ?? {};
+  const uri = String(req.uri ?? "");
+  const r = resources.get(uri);
+  const t = r === undefined && c.uriTemplate !== undefined ? templates.get(c.uriTemplate) : undefined;
+  if (r === undefined && t === undefined) return protocolError(-32002, "resource not found", { uri });
+  const what = r !== undefined ? `resource ${JSON.stringify(uri)}` : `resource template ${JSON.stringify(c.uriTemplate)}`;
   try {
-    let entry, value;
-    if (c.uriTemplate !== undefined) {
-      entry = templates.get(c.uriTemplate);
-      if (entry) value = await entry.read(uri, c.uriVariables ?? {}, context(env));
-    } else {
-      entry = resources.get(uri);
-      if (entry) value = await entry.read(uri, context(env));
-    }
-    if (!entry) return protocolError(-32002, `resource not found: ${uri}`);
-    if (typeof value === "string") {
-      value = { contents: [{ uri, mimeType: entry.def.mimeType ?? "text/plain", text: value }] };
-    }
-    if (typeof value !== "object" || value === null || !Array.isArray(value.contents)) {
-      throw new TypeError(`the read callback of ${JSON.stringify(entry.def.name)} returned neither a string nor { contents: [...] }`);
-    }
-    return "O" + JSON.stringify(value);
+    const ctx = context(env, rounds(env));
+    const value = r !== undefined
+      ? await r.read(resourceUri(uri), ctx)
+      : await t.read(resourceUri(uri), c.uriVariables ?? {}, ctx);
+    return "O" + JSON.stringify(readResult(what, uri, (r ?? t).def.mimeType, value));
   } catch (err) {
-    return failed(`reading ${uri}`, err);
+    return failed(what, err);
   }
 }
 
 async function getPrompt(env) {
   const req = env.request ?? {};
-  const prompt = prompts.get(req.name);
-  if (!prompt) return protocolError(-32602, `unknown prompt ${JSON.stringify(req.name)}`);
-  for (const a of prompt.def.arguments ?? []) {
-    if (a.required && (req.arguments ?? {})[a.name] === undefined) {
-      return protocolError(-32602, `prompt ${JSON.stringify(req.name)}: missing required argument ${JSON.stringify(a.name)}`);
-    }
-  }
+  const p = prompts.get(req.name);
+  if (!p) return protocolError(-32602, `unknown prompt ${JSON.stringify(req.name)}`);
+  const what = `prompt ${JSON.stringify(req.name)}`;
   try {
-    let value = await prompt.get(req.arguments ?? {}, context(env));
-    if (typeof value === "string") {
-      value = { messages: [{ role: "user", content: { type: "text", text: value } }] };
+    let value = await p.get(req.arguments ?? {}, context(env, rounds(env)));
+    if (typeof value === "string") value = { messages: [{ role: "user", content: { type: "text", text: value } }] };
+    if (value === null || typeof value !== "object" || !Array.isArray(value.messages)) {
+      throw new TypeError(`returned ${value === null ? "null" : typeof value}: want a string or { messages }`);
     }
-    if (typeof value !== "object" || value === null || !Array.isArray(value.messages)) {
-      throw new TypeError(`prompt ${JSON.stringify(req.name)} returned neither a string nor { messages: [...] }`);
-    }
+    if (value.description === undefined && p.def.description !== undefined) value = { description: p.def.description, ...value };
     return "O" + JSON.stringify(value);
   } catch (err) {
-    return failed(`prompt ${JSON.stringify(req.name)}`, err);
+    return failed(what, err);
   }
 }
 
-// maxCompletions is how many values a completion returns at most (MCP's
-// limit); total and hasMore say how many there were.
-const maxCompletions = 100;
+// MAX_COMPLETIONS is MCP's limit on the values of one completion result.
+const MAX_COMPLETIONS = 100;
 
 async function complete(env) {
   const req = env.request ?? {};
   const ref = req.ref ?? {};
   const arg = req.argument ?? {};
-  let completer;
-  if (ref.type === "ref/prompt") {
-    completer = prompts.get(ref.name)?.complete?.[arg.name];
-  } else if (ref.type === "ref/resource") {
-    completer = templates.get(ref.uri)?.complete?.[arg.name];
-  }
-  if (!completer) return "O" + JSON.stringify({ completion: { values: [] } });
+  let owner;
+  if (ref.type === "ref/prompt") owner = prompts.get(ref.name);
+  else if (ref.type === "ref/resource") owner = templates.get(ref.uri);
+  const fn = owner?.complete?.[arg.name];
+  if (typeof fn !== "function") return "O" + JSON.stringify({ completion: { values: [] } });
+  const what = `completion of ${JSON.stringify(arg.name)} in ${ref.type === "ref/prompt" ? "prompt " + JSON.stringify(ref.name) : "template " + JSON.stringify(ref.uri)}`;
   try {
-    const all = await completer(String(arg.value ?? ""), context(env));
-    if (!Array.isArray(all)) throw new TypeError(`the completion of ${JSON.stringify(arg.name)} returned no array`);
-    const values = all.slice(0, maxCompletions).map(String);
-    return "O" + JSON.stringify({ completion: { values, total: all.length, hasMore: all.length > values.length } });
+    const got = await fn(String(arg.value ?? ""), { arguments: req.context?.arguments ?? {} });
+    const all = Array.isArray(got?.values) ? got.values : got;
+    if (all === null || typeof all !== "object" || typeof all[Symbol.iterator] !== "function") {
+      throw new TypeError("returned no array of values");
+    }
+    const values = Array.from(all, String);
+    const completion = { values: values.slice(0, MAX_COMPLETIONS) };
+    if (got?.total !== undefined) completion.total = got.total;
+    else if (values.length > MAX_COMPLETIONS) completion.total = values.length;
+    if (got?.hasMore !== undefined) completion.hasMore = Boolean(got.hasMore);
+    else if (values.length > MAX_COMPLETIONS) completion.hasMore = true;
+    return "O" + JSON.stringify({ completion });
   } catch (err) {
-    return failed(`completing ${JSON.stringify(arg.name)}`, err);
+    return failed(what, err);
   }
 }
 
@@ -391,7 +622,7 @@ const exportsTable = {
   list_tools: () => "O" + JSON.stringify({ tools: [...tools.values()].map((t) => t.def) }),
   call_tool: callTool,
   list_resources: () => "O" + JSON.stringify({ resources: [...resources.values()].map((r) => r.def) }),
-  list_resource_templates: () => "O" + JSON.stringify({ resourceTemplates: [...templates.values()].map((r) => r.def) }),
+  list_resource_templates: () => "O" + JSON.stringify({ resourceTemplates: [...templates.values()].map((t) => t.def) }),
   read_resource: readResource,
   list_prompts: () => "O" + JSON.stringify({ prompts: [...prompts.values()].map((p) => p.def) }),
   get_prompt: getPrompt,
@@ -402,11 +633,37 @@ const exportsTable = {
 // envelope's JSON text). It returns, or resolves to, "O" + the output or
 // "E" + the ABI error's JSON.
 globalThis.__mcphost_dispatch = (name, input) => {
+  asking = null;
   const fn = exportsTable[name];
   if (!fn) return protocolError(-32603, `the JavaScript engine has no export ${name}`);
   return fn(JSON.parse(input));
 };
 
-// hasExport tells the glue whether the plugin contributes what an export
+// __mcphost_has tells whether the plugin registered anything an export
 // serves.
-globalThis.__mcphost_has = (name) => name === "list_tools" || name === "call_tool" ? tools.size > 0 : false;
+globalThis.__mcphost_has = (name) => {
+  switch (name) {
+    case "list_tools":
+    case "call_tool":
+      return tools.size > 0;
+    case "list_resources":
+      return resources.size > 0;
+    case "list_resource_templates":
+      return templates.size > 0;
+    case "read_resource":
+      return resources.size + templates.size > 0;
+    case "list_prompts":
+    case "get_prompt":
+      return prompts.size > 0;
+    case "complete":
+      return [...prompts.values(), ...templates.values()].some((o) => Object.keys(o.complete).length > 0);
+    default:
+      return false;
+  }
+};
+
+// __mcphost_unsettled is what the glue calls when the call's promise is
+// still pending once no job is left: the questions the handler asked
+// (ABI.md §8), or undefined when it asked none (the promise waits for
+// nothing that will happen).
+globalThis.__mcphost_unsettled = () => (asking?.asked ? inputRequests(asking) : undefined);
