@@ -209,4 +209,3 @@ func (h *Host) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.Com
 	own.Name, own.URI = lp.pluginPromptName(ref.Name), lp.pluginURI(ref.URI)
 	return bridge.Complete(h.withRequest(ctx, req.Session, nil, req.ClientCapabilities(), req.Extra), lp.plugin, &own, req)
 }
-

@@ -223,3 +223,89 @@ func TestProfileListChangedOnlyForTheProfileThatChanged(t *testing.T) {
 		t.Errorf("ServeStdioProfile(nope) = %v, want unknown profile", err)
 	}
 }
+
+func TestProfileScopesWithAuth(t *testing.T) {
+	f := newAuthFixture(t, `
+[[profile]]
+name = "ops"
+plugins = ["hello"]
+scopes = ["ops"]
+
+[[profile]]
+name = "maths"
+tools = ["add"]
+rename = { add = "plus" }
+`)
+	connect := func(t *testing.T, path, scope string) (*mcp.ClientSession, error) {
+		t.Helper()
+		client := mcp.NewClient(&mcp.Implementation{Name: "profile-auth", Version: "1"}, nil)
+		cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{
+			Endpoint:   f.endpoint + path,
+			HTTPClient: &http.Client{Transport: bearer{f.token(t, f.endpoint, scope, time.Hour), http.DefaultTransport}},
+		}, nil)
+		if err == nil {
+			t.Cleanup(func() { cs.Close() })
+		}
+		return cs, err
+	}
+
+	// A token without the profile's scope gets nothing through it.
+	if _, err := connect(t, "/ops", "mcp"); err == nil {
+		t.Error("connected to /mcp/ops without its scope ops")
+	}
+	req, _ := http.NewRequest(http.MethodPost, f.endpoint+"/ops", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Authorization", "Bearer "+f.token(t, f.endpoint, "mcp", time.Hour))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(resp.Header.Get("WWW-Authenticate"), "insufficient_scope") || !strings.Contains(resp.Header.Get("WWW-Authenticate"), "ops") {
+		t.Errorf("POST /mcp/ops without scope ops: %d %q, want 403 insufficient_scope naming ops", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+
+	// With it, the profile's tools, each still behind its own scopes.
+	cs, err := connect(t, "/ops", "mcp ops")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := profileTools(t, cs); !slices.Equal(got, []string{"echo", "fail", "greet"}) {
+		t.Errorf("/mcp/ops tools without scope math = %v", got)
+	}
+	if _, text := callText(t, cs, "echo", map[string]any{"text": "via ops"}); text != "via ops" {
+		t.Errorf("echo through ops = %q", text)
+	}
+
+	// A renamed tool keeps its plugin's tool scopes: hidden and refused
+	// (403 before go-sdk) without math, served with it.
+	cs, err = connect(t, "/maths", "mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := profileTools(t, cs); len(got) != 0 {
+		t.Errorf("/mcp/maths tools without scope math = %v, want none", got)
+	}
+	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "plus", Arguments: map[string]any{"a": 1, "b": 2}}); err == nil {
+		t.Error("plus called without scope math")
+	}
+	cs, err = connect(t, "/maths", "mcp math")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, text := callText(t, cs, "plus", map[string]any{"a": 1, "b": 2}); res.IsError || !strings.Contains(text, "3") {
+		t.Errorf("plus with scope math = %q", text)
+	}
+
+	// The audit log names the profile of each call.
+	data, err := os.ReadFile(f.auditFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"profile":"ops"`, `"profile":"maths"`} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("audit log has no %s:\n%s", want, data)
+		}
+	}
+}
