@@ -22,6 +22,7 @@ import (
 	"iter"
 	"maps"
 	"net/http"
+	"path"
 	"slices"
 	"sync/atomic"
 
@@ -280,4 +281,74 @@ func (h *Host) checkProfileScopes(p *profile, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// ProfileInfo describes a profile served and what its clients see.
+type ProfileInfo struct {
+	Name string
+	// Tools are the names of the tools it serves, as it serves them,
+	// sorted; Resources, Templates and Prompts count the others.
+	Tools                         []string
+	Resources, Templates, Prompts int
+	// Scopes are the scopes its requests need ([server.auth]).
+	Scopes []string
+	// Search: it serves tool search instead of its tools.
+	Search bool
+	// Problems are what in its table selects nothing: a tools pattern no
+	// served tool matches, a rename of a tool it does not serve, a name
+	// two of its tools would share, a profile that serves nothing.
+	Problems []string
+}
+
+// Profiles describes the profiles served, sorted by name.
+func (h *Host) Profiles() []ProfileInfo {
+	c := h.catalog.Load()
+	var infos []ProfileInfo
+	for _, name := range h.ProfileNames() {
+		p := h.profileNamed(name)
+		pc, v := p.cfg.Load(), p.catalog.Load()
+		info := ProfileInfo{
+			Name: name, Tools: slices.Sorted(maps.Keys(v.tools)), Resources: len(v.resources), Templates: len(v.templates),
+			Prompts: len(v.prompts), Scopes: pc.Scopes, Search: pc.Search,
+		}
+		info.Problems = profileProblems(pc, c, v)
+		infos = append(infos, info)
+	}
+	return infos
+}
+
+// profileProblems lists what in pc selects nothing in c (v is its view).
+func profileProblems(pc *config.Profile, c, v *catalog) []string {
+	var problems []string
+	for _, pattern := range pc.Tools {
+		matched := false
+		for name := range c.tools {
+			if ok, _ := path.Match(pattern, name); ok {
+				matched = true
+				break
+			}
+		}
+		if !matched {
+			problems = append(problems, fmt.Sprintf("tools: %q matches no tool the host serves", pattern))
+		}
+	}
+	for _, from := range slices.Sorted(maps.Keys(pc.Rename)) {
+		e, ok := c.tools[from]
+		if !ok || !pc.Selects(e.plugin.cfg.Name, from) {
+			problems = append(problems, fmt.Sprintf("rename: %q is not a tool this profile serves", from))
+		}
+	}
+	selected := 0
+	for name, e := range c.tools {
+		if pc.Selects(e.plugin.cfg.Name, name) {
+			selected++
+		}
+	}
+	if selected > len(v.tools) {
+		problems = append(problems, fmt.Sprintf("%d tool(s) left out: their names in the profile are taken by another of its tools (see the log)", selected-len(v.tools)))
+	}
+	if len(v.tools)+len(v.resources)+len(v.templates)+len(v.prompts) == 0 {
+		problems = append(problems, "serves nothing")
+	}
+	return problems
 }

@@ -414,7 +414,37 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			}
 		}
 	}
+	if err := printProfiles(stdout, cfg.Path, h.Profiles()); err != nil && leftOut == nil {
+		return err
+	}
 	return leftOut
+}
+
+// printProfiles lists the profiles a config serves and what each shows;
+// it returns an error naming those with problems (a tools pattern that
+// matches nothing, a rename of a tool they do not serve, …).
+func printProfiles(w io.Writer, path string, profiles []host.ProfileInfo) error {
+	var bad []string
+	for _, p := range profiles {
+		fmt.Fprintf(w, "  profile %s (%s/%s)\n", p.Name, host.MCPPath, p.Name)
+		for _, problem := range p.Problems {
+			fmt.Fprintf(w, "    PROBLEM %s\n", problem)
+		}
+		if len(p.Problems) > 0 {
+			bad = append(bad, p.Name)
+		}
+		if len(p.Scopes) > 0 {
+			fmt.Fprintf(w, "    scopes %s\n", strings.Join(p.Scopes, " "))
+		}
+		fmt.Fprintf(w, "    %d tools: %s\n", len(p.Tools), strings.Join(p.Tools, ", "))
+		if n := p.Resources + p.Templates + p.Prompts; n > 0 {
+			fmt.Fprintf(w, "    %d resources, %d templates, %d prompts\n", p.Resources, p.Templates, p.Prompts)
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%s: profile(s) %s select nothing for part of their table (see PROBLEM above)", path, strings.Join(bad, ", "))
+	}
+	return nil
 }
 
 // buildVersion is the version reported to clients: the one set with
