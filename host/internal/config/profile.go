@@ -32,7 +32,8 @@ type Profile struct {
 	// the plugins' own.
 	Scopes []string
 	// Search serves, instead of the profile's tools, two tools: one that
-	// searches them and one that calls a tool found that way.
+	// searches them and one that calls a tool found that way. Reserved:
+	// a config that sets it is refused until tool search is built.
 	Search bool
 }
 
@@ -120,6 +121,11 @@ func convertProfile(path string, idx lineIndex, index int, fp fileProfile, plugi
 			bad("rename."+from, "%q is also the new name of %q: two tools cannot share a name", to, other)
 		}
 		targets[to] = from
+	}
+	if fp.Search {
+		// Refused rather than ignored: a profile meant to show two tools
+		// must not show all of its tools instead.
+		bad("search", "tool search is not available in this version of mcphost; remove the key to serve the profile's tools")
 	}
 	for _, sc := range fp.Scopes {
 		if !validScopeToken(sc) {

@@ -54,6 +54,7 @@ func TestParseProfileErrors(t *testing.T) {
 		{"bad prefix", "name = \"p\"\nplugins = [\"a\"]\nprefix = \"a b\"", `profile "p": prefix: "a b" is not a valid tool-name prefix`},
 		{"bad rename", "name = \"p\"\nplugins = [\"a\"]\nrename = { x = \"a b\" }", `profile "p": rename.x: "a b" is not a valid tool name`},
 		{"rename clash", "name = \"p\"\nplugins = [\"a\"]\nrename = { x = \"y\", z = \"y\" }", `profile "p": rename.z: "y" is also the new name of "x"`},
+		{"search", "name = \"p\"\nplugins = [\"a\"]\nsearch = true", `profile "p": search: tool search is not available`},
 		{"bad scope", "name = \"p\"\nplugins = [\"a\"]\nscopes = [\"a b\"]", `profile "p": scopes: "a b" is not an OAuth scope`},
 		{"unknown key", "name = \"p\"\nplugins = [\"a\"]\nplugin = \"a\"", `unknown key "plugin" in [[profile]] (expected one of: name, plugins, tools`},
 		{"wrong type", "name = \"p\"\nplugins = \"a\"", `profile "p": plugins: want a list`},
