@@ -130,7 +130,7 @@ func (h *Host) httpBatchRefusal(r *http.Request) string {
 	if id == "" {
 		return "a JSON-RPC batch needs an initialized session (initialize must not be part of a batch)"
 	}
-	for ss := range h.server.Sessions() {
+	for ss := range h.sessions() {
 		if ss.ID() == id {
 			return sessionBatchRefusal(ss)
 		}

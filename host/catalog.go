@@ -338,6 +338,9 @@ func (h *Host) register(lp *loadedPlugin, kind, name string, add func()) {
 // on the generation even when a reload swaps the catalog mid-request.
 type target struct {
 	catalog *catalog
+	// profile is the profile the request came through (nil: /mcp); its
+	// view is catalog.
+	profile *profile
 	plugin  *loadedPlugin // nil: nothing in catalog serves the request
 	tool    toolEntry     // tools/call
 	prompt  promptEntry   // prompts/get, and completion of a prompt
@@ -425,8 +428,10 @@ func (h *Host) route(ctx context.Context, method string, req mcp.Request) (*targ
 	if t.plugin != nil && t.plugin.acquire() {
 		return t, nil
 	}
+	p := t.profile
 	for {
-		*t = h.catalog.Load().lookup(req)
+		*t = h.currentCatalog(p).lookup(req)
+		t.profile = p
 		if t.plugin == nil {
 			return nil, nil
 		}

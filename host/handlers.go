@@ -209,11 +209,3 @@ func (h *Host) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.Com
 	own.Name, own.URI = lp.pluginPromptName(ref.Name), lp.pluginURI(ref.URI)
 	return bridge.Complete(h.withRequest(ctx, req.Session, nil, req.ClientCapabilities(), req.Extra), lp.plugin, &own, req)
 }
-
-// subscribe accepts a subscription to a URI some plugin serves.
-func (h *Host) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
-	if _, ok := h.catalog.Load().lookupResource(req.Params.URI); !ok {
-		return mcp.ResourceNotFoundError(req.Params.URI)
-	}
-	return nil
-}

@@ -135,7 +135,12 @@ type Host struct {
 	cfg      *Config
 	plugins  []*loadedPlugin // current generations, in config order
 
-	catalog  atomic.Pointer[catalog]
+	catalog atomic.Pointer[catalog]
+	// profiles are the [[profile]]s served (profile.go), each a view of
+	// catalog; replaced whole on reload.
+	profiles atomic.Pointer[profileSet]
+	// version is the version reported to clients.
+	version  string
 	inflight atomic.Int64   // MCP requests being handled, for graceful shutdown
 	requests requestTracker // the same, to cancel what waits on a client that is gone
 	retiring sync.WaitGroup // old generations waiting for their last call
@@ -312,28 +317,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 	if version == "" {
 		version = "dev"
 	}
-	h.server = mcp.NewServer(&mcp.Implementation{Name: cfg.Server.Name, Version: version}, &mcp.ServerOptions{
-		Logger:   slogFor(logger.Named("mcp")),
-		PageSize: cfg.Server.PageSize,
-		// Every capability is declared, whatever the plugins offer now: a
-		// reload may add the first tool or prompt, and clients read
-		// capabilities only once.
-		Capabilities: &mcp.ServerCapabilities{
-			Logging:     &mcp.LoggingCapabilities{},
-			Tools:       &mcp.ToolCapabilities{ListChanged: true},
-			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
-			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
-			Completions: &mcp.CompletionCapabilities{},
-			Extensions:  map[string]any{tasksExtension: map[string]any{}},
-		},
-		CompletionHandler:  h.complete,
-		SubscribeHandler:   h.subscribe,
-		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
-		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
-			c.TTLMs = int(cfg.Server.ListTTL.Milliseconds())
-		},
-	})
-	h.state.SetSessions(h.server.Sessions)
+	h.version = version
 	h.telemetry = telemetry.Off()
 	if !h.readOnly {
 		tel, err := telemetry.New(ctx, telemetry.Settings(cfg.Server.Telemetry), opts.Getenv, version, logger.Named("telemetry"))
@@ -368,10 +352,14 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 		}
 		h.tasks = runner
 	}
-	if err := registerTaskMethods(h.server); err != nil {
+	// After telemetry, metrics, audit, auth and tasks: the request path
+	// (middleware.go) is built from them.
+	server, err := h.newServer(nil)
+	if err != nil {
 		return fail(err)
 	}
-	h.server.AddReceivingMiddleware(h.mcpMiddleware()...) // the request path: middleware.go
+	h.server = server
+	h.state.SetSessions(h.sessions)
 	hold, problems := h.vet(h.plugins, cfg.Server.LockFile)
 	for _, p := range problems {
 		logger.Error("lock file", "error", p)
@@ -379,6 +367,9 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 	c := buildCatalog(h.plugins, logger, hold)
 	c.applyTo(h.server, nil, h)
 	h.catalog.Store(c)
+	if err := h.applyProfiles(cfg.Profiles, c); err != nil {
+		return fail(err)
+	}
 	for _, lp := range h.plugins {
 		h.logLoaded(c, lp)
 	}
@@ -650,8 +641,16 @@ func (h *Host) resourceUpdated(ctx context.Context, uri string) {
 	if h.server == nil {
 		return
 	}
-	if err := h.server.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri}); err != nil {
-		h.logger.Warn("resource updated notification failed", "uri", uri, "error", err)
+	servers := []*mcp.Server{h.server}
+	if set := h.profiles.Load(); set != nil {
+		for _, p := range *set {
+			servers = append(servers, p.server)
+		}
+	}
+	for _, s := range servers {
+		if err := s.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri}); err != nil {
+			h.logger.Warn("resource updated notification failed", "uri", uri, "error", err)
+		}
 	}
 }
 
@@ -708,6 +707,23 @@ func (h *Host) Plugins() []PluginInfo {
 // client's answer) and the session closes. A JSON-RPC batch the session
 // may not send is answered with an error and dropped (see stdioBatches).
 func (h *Host) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, grace time.Duration) error {
+	return h.serveStdio(ctx, h.server, in, out, grace)
+}
+
+// ServeStdioProfile is ServeStdio for the [[profile]] named profile: the
+// session sees what the profile serves, as /mcp/{profile} does over HTTP.
+// It fails at once when the config defines no such profile. A reload that
+// removes the profile ends the session.
+func (h *Host) ServeStdioProfile(ctx context.Context, profile string, in io.Reader, out io.Writer, grace time.Duration) error {
+	p := h.profileNamed(profile)
+	if p == nil {
+		return fmt.Errorf("serve stdio: unknown profile %q: the config defines %s", profile, profileList(h.ProfileNames()))
+	}
+	return h.serveStdio(ctx, p.server, in, out, grace)
+}
+
+// serveStdio is ServeStdio on server (/mcp's or a profile's).
+func (h *Host) serveStdio(ctx context.Context, server *mcp.Server, in io.Reader, out io.Writer, grace time.Duration) error {
 	calls := newStdioCalls()
 	w := &syncWriter{w: out, calls: calls}
 	filter := newStdioBatches(in, w, calls, h.logger)
@@ -715,7 +731,7 @@ func (h *Host) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, grac
 	if h.telemetry.Tracing() {
 		t = tracedStdio{t}
 	}
-	ss, err := h.server.Connect(ctx, t, nil)
+	ss, err := server.Connect(ctx, t, nil)
 	filter.connect(ss)
 	if err != nil {
 		return fmt.Errorf("serve stdio: %w", err)

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/host/internal/clip"
 	"github.com/mcphost/mcphost/host/internal/eventstore"
 )
 
@@ -45,11 +48,74 @@ func (h *Host) HTTPHandler(listenAddr string) http.Handler {
 		// The metadata is public: outside the chain's token check.
 		h.auth.Mount(mux)
 	}
-	mux.Handle(MCPPath, h.httpChain(mcpHandler, listenAddr, opts.Stateless, opts.SessionTimeout))
+	// One session cap for /mcp and every profile.
+	limit := newSessionLimit(settings.MaxSessions, settings.MaxSessionsPerUser, h.sessions)
+	mux.Handle(MCPPath, h.httpChain(mcpHandler, listenAddr, opts.Stateless, opts.SessionTimeout, limit, nil))
+	mux.Handle(MCPPath+"/{profile}", &profileHandlers{h: h, listenAddr: listenAddr, opts: opts, limit: limit, built: map[*profile]http.Handler{}})
 	if settings.Metrics.Listen == "" {
 		h.addOps(mux)
 	}
 	return mux
+}
+
+// profileHandlers serves /mcp/{profile}: each profile's own Streamable
+// HTTP handler (its own sessions) behind its own chain, built at its first
+// request; an unknown profile gets 404 with a JSON-RPC error naming it.
+type profileHandlers struct {
+	h          *Host
+	listenAddr string
+	opts       *mcp.StreamableHTTPOptions
+	limit      *sessionLimit
+
+	mu    sync.Mutex
+	built map[*profile]http.Handler
+}
+
+// codeUnknownProfile is the JSON-RPC error code of a request to a profile
+// the config does not define (server-defined range).
+const codeUnknownProfile = -32004
+
+func (ph *profileHandlers) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("profile")
+	p := ph.h.profileNamed(name)
+	if p == nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write(rpcErrorBody(codeUnknownProfile, fmt.Sprintf("unknown profile %q: the config defines %s", clip.Text(name, 100), profileList(ph.h.ProfileNames()))))
+		return
+	}
+	ph.handler(p).ServeHTTP(w, r)
+}
+
+// handler returns p's handler, building it the first time; handlers of
+// profiles no longer served are dropped then.
+func (ph *profileHandlers) handler(p *profile) http.Handler {
+	ph.mu.Lock()
+	defer ph.mu.Unlock()
+	if hd := ph.built[p]; hd != nil {
+		return hd
+	}
+	for q := range ph.built {
+		if ph.h.profileNamed(q.name) != q {
+			delete(ph.built, q)
+		}
+	}
+	opts := *ph.opts
+	if !opts.Stateless {
+		opts.EventStore = eventstore.New()
+	}
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return p.server }, &opts)
+	hd := ph.h.httpChain(mcpHandler, ph.listenAddr, opts.Stateless, opts.SessionTimeout, ph.limit, p)
+	ph.built[p] = hd
+	return hd
+}
+
+// profileList words the profiles a config defines, for an error.
+func profileList(names []string) string {
+	if len(names) == 0 {
+		return "no [[profile]]"
+	}
+	return "the profiles " + strings.Join(names, ", ")
 }
 
 // ServeStreamableHTTP serves MCP over Streamable HTTP on ln until ctx is
@@ -91,7 +157,7 @@ func (h *Host) ServeStreamableHTTP(ctx context.Context, ln net.Listener, grace t
 		h.logger.Warn("requests still running after the grace period; cancelling them", "in_flight", n)
 	}
 	h.requests.stop(errShuttingDown)
-	for ss := range h.server.Sessions() {
+	for ss := range h.sessions() {
 		ss.Close()
 	}
 	err := <-shutdownDone

@@ -69,19 +69,26 @@ import (
 
 // httpChain wraps go-sdk's Streamable HTTP handler in the host's HTTP
 // middleware, H1 to H8 above (H1 sees a request first).
-func (h *Host) httpChain(mcpHandler http.Handler, listenAddr string, stateless bool, sessionTimeout time.Duration) http.Handler {
+//
+// p is the profile the chain serves (nil: /mcp): H4 looks tool names up in
+// its view, and, with [server.auth], a token without the profile's scopes
+// is refused (403 insufficient_scope) right after H2.
+func (h *Host) httpChain(mcpHandler http.Handler, listenAddr string, stateless bool, sessionTimeout time.Duration, limit *sessionLimit, p *profile) http.Handler {
 	// Built inside out: each wrap goes in front of the one before.
 	handler := h.endRequestsOnDelete(mcpHandler) // H7
 	if !stateless {
-		handler = h.endRequestsOnDelete(coalescePriming(mcpHandler))                              // H8, H7
-		handler = h.trackIdleSessions(sessionTimeout, handler)                                    // H6
-		handler = h.limitSessions(h.settings.MaxSessions, h.settings.MaxSessionsPerUser, handler) // H5
+		handler = h.endRequestsOnDelete(coalescePriming(mcpHandler)) // H8, H7
+		handler = h.trackIdleSessions(sessionTimeout, handler)       // H6
+		handler = h.limitSessions(limit, handler)                    // H5
 	}
 	if h.auth != nil {
-		handler = h.checkToolScopes(handler) // H4
+		handler = h.checkToolScopes(p, handler) // H4
 	}
 	handler = h.guardBatches(handler) // H3
 	if h.auth != nil {
+		if p != nil {
+			handler = h.checkProfileScopes(p, handler) // H2, a profile's scopes
+		}
 		handler = h.auth.Middleware(handler) // H2
 	}
 	guard := newOriginGuard(listenAddr, h.settings.AllowedOrigins)
@@ -91,8 +98,10 @@ func (h *Host) httpChain(mcpHandler http.Handler, listenAddr string, stateless b
 
 // mcpMiddleware is the host's receiving middleware, M0 to M7 above, in the
 // order go-sdk's AddReceivingMiddleware takes it (the first runs first).
-func (h *Host) mcpMiddleware() []mcp.Middleware {
-	return []mcp.Middleware{h.traceRequests, revisionFields, h.resolve, h.observe, h.limitInFlight, h.enforceScopes, h.countInFlight, h.taskMethods}
+// p is the profile the server serves (nil: /mcp): resolve looks requests
+// up in its view, and observe labels them with its name.
+func (h *Host) mcpMiddleware(p *profile) []mcp.Middleware {
+	return []mcp.Middleware{h.traceRequests, revisionFields, h.resolve(p), h.observe(p), h.limitInFlight, h.enforceScopes, h.countInFlight, h.taskMethods}
 }
 
 // originGuard refuses requests addressed to another host or sent by a page
@@ -327,7 +336,7 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 // them (auth.ToolCalls: 400 for what it cannot read), and looks every name
 // of a batch up in one catalog; one refused call refuses the whole batch.
 // It is the only tool-scope check before go-sdk (TestAuthToolScopesRefusedBeforeGoSDK).
-func (h *Host) checkToolScopes(next http.Handler) http.Handler {
+func (h *Host) checkToolScopes(p *profile, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
 			next.ServeHTTP(w, r)
@@ -348,11 +357,11 @@ func (h *Host) checkToolScopes(next http.Handler) http.Handler {
 				h.auth.Unauthorized(w)
 				return
 			}
-			c := h.catalog.Load() // one catalog for every call of a batch
+			c := h.currentCatalog(p) // one catalog for every call of a batch
 			for _, name := range names {
 				if required := c.toolScopes(name); !auth.HasScopes(info, required) {
-					h.logger.Debug("tools/call refused: insufficient scope", "tool", name, "subject", auth.Subject(info), "required", required)
-					h.recordRefusal(r, c, info, name, required)
+					h.logger.Debug("tools/call refused: insufficient scope", "tool", name, "subject", auth.Subject(info), "required", required, "profile", profileName(p))
+					h.recordRefusal(r, c, p, info, name, required)
 					h.auth.InsufficientScope(w, required, "tool "+name+" needs more scope")
 					return
 				}
@@ -363,18 +372,18 @@ func (h *Host) checkToolScopes(next http.Handler) http.Handler {
 }
 
 // recordRefusal counts and audits a tools/call refused for its scopes.
-func (h *Host) recordRefusal(r *http.Request, c *catalog, info *mcpauth.TokenInfo, tool string, required []string) {
+func (h *Host) recordRefusal(r *http.Request, c *catalog, p *profile, info *mcpauth.TokenInfo, tool string, required []string) {
 	pluginName := ""
 	if e, ok := c.tools[tool]; ok {
 		pluginName = e.plugin.cfg.Name
 	}
-	h.metrics.calls.WithLabelValues("tools/call", pluginName, tool, "denied").Inc()
+	h.metrics.calls.WithLabelValues("tools/call", pluginName, tool, "denied", profileName(p)).Inc()
 	if h.audit == nil {
 		return
 	}
 	err := h.audit.Write(audit.Entry{
 		Time: time.Now().UTC(), Subject: auth.Subject(info), Session: r.Header.Get("Mcp-Session-Id"),
-		Method: "tools/call", Plugin: pluginName, Name: tool, Outcome: "denied",
+		Method: "tools/call", Plugin: pluginName, Name: tool, Outcome: "denied", Profile: profileName(p),
 		Error: fmt.Sprintf("insufficient scope: tool %q needs scopes %v", tool, required),
 	})
 	if err != nil {
@@ -393,8 +402,7 @@ func (h *Host) recordRefusal(r *http.Request, c *catalog, info *mcpauth.TokenInf
 // and DELETEs ending them, always pass (so do GETs, which go-sdk refuses
 // without a session). Only for the stateful transport: stateless serving
 // has no sessions. The count: sessionLimit.
-func (h *Host) limitSessions(max, perUser int, next http.Handler) http.Handler {
-	limit := newSessionLimit(max, perUser, h.server.Sessions)
+func (h *Host) limitSessions(limit *sessionLimit, next http.Handler) http.Handler {
 	messages := map[string]string{
 		"max_sessions":          fmt.Sprintf("too many sessions open (max_sessions = %d): try again later, or end an unused session (DELETE)", limit.max),
 		"max_sessions_per_user": fmt.Sprintf("too many sessions open for this user (max_sessions_per_user = %d): end an unused session of yours (DELETE), or try again later", limit.perUser),
@@ -496,61 +504,73 @@ func revisionFields(next mcp.MethodHandler) mcp.MethodHandler {
 // in ctx, where observe, enforceScopes and the handler (route) read it.
 // Lists get a target too, for enforceScopes to filter them by the same
 // catalog.
-func (h *Host) resolve(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if !scopedMethods[method] {
-			return next(ctx, method, req)
+//
+// p is the profile the request came through (nil: /mcp): its view is the
+// catalog, so a name p does not serve is as unknown as a name no plugin
+// serves.
+func (h *Host) resolve(p *profile) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if !scopedMethods[method] {
+				return next(ctx, method, req)
+			}
+			tc := &targetContext{Context: ctx, target: h.currentCatalog(p).lookup(req)}
+			tc.target.profile = p
+			return next(tc, method, req)
 		}
-		return next(&targetContext{Context: ctx, target: h.catalog.Load().lookup(req)}, method, req)
 	}
 }
 
 // observe is a receiving middleware: metrics and the audit log for every
-// request that reaches a plugin, and a count of sessions started.
-func (h *Host) observe(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "notifications/initialized" {
-			h.metrics.sessions.Inc()
-		}
-		if !observedMethods[method] {
-			return next(ctx, method, req)
-		}
-		began := time.Now()
-		name := requestTarget(req)
-		res, err := next(ctx, method, req)
-		took := time.Since(began)
-		// After the call: the handler updates the target when it had to
-		// look the request up again (see route).
-		pluginName := targetOf(ctx).pluginName()
+// request that reaches a plugin, and a count of sessions started; both
+// carry the profile p the request came through ("" for /mcp).
+func (h *Host) observe(p *profile) mcp.Middleware {
+	profile := profileName(p)
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "notifications/initialized" {
+				h.metrics.sessions.Inc()
+			}
+			if !observedMethods[method] {
+				return next(ctx, method, req)
+			}
+			began := time.Now()
+			name := requestTarget(req)
+			res, err := next(ctx, method, req)
+			took := time.Since(began)
+			// After the call: the handler updates the target when it had to
+			// look the request up again (see route).
+			pluginName := targetOf(ctx).pluginName()
 
-		outcome, message := outcomeOf(ctx, res, err)
-		h.metrics.calls.WithLabelValues(method, pluginName, metricName(method, name), outcome).Inc()
-		h.metrics.duration.WithLabelValues(method, pluginName, metricName(method, name)).Observe(took.Seconds())
-		if h.audit != nil {
-			e := audit.Entry{
-				Time: began.UTC(), Method: method, Plugin: pluginName, Name: name,
-				Outcome: outcome, DurationMS: float64(took.Microseconds()) / 1000, Error: message,
-			}
-			if extra := req.GetExtra(); extra != nil {
-				e.Subject = auth.Subject(extra.TokenInfo)
-			}
-			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
-				e.Session = ss.ID()
-				if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
-					e.Client = p.ClientInfo.Name
+			outcome, message := outcomeOf(ctx, res, err)
+			h.metrics.calls.WithLabelValues(method, pluginName, metricName(method, name), outcome, profile).Inc()
+			h.metrics.duration.WithLabelValues(method, pluginName, metricName(method, name), profile).Observe(took.Seconds())
+			if h.audit != nil {
+				e := audit.Entry{
+					Time: began.UTC(), Method: method, Plugin: pluginName, Name: name, Profile: profile,
+					Outcome: outcome, DurationMS: float64(took.Microseconds()) / 1000, Error: message,
+				}
+				if extra := req.GetExtra(); extra != nil {
+					e.Subject = auth.Subject(extra.TokenInfo)
+				}
+				if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+					e.Session = ss.ID()
+					if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
+						e.Client = p.ClientInfo.Name
+					}
+				}
+				if h.auditArguments {
+					e.Arguments = requestArguments(req)
+				}
+				if created, ok := res.(*taskResult); ok {
+					e.Task = created.TaskID
+				}
+				if err := h.audit.Write(e); err != nil {
+					h.logger.Error("audit log", "error", err)
 				}
 			}
-			if h.auditArguments {
-				e.Arguments = requestArguments(req)
-			}
-			if created, ok := res.(*taskResult); ok {
-				e.Task = created.TaskID
-			}
-			if err := h.audit.Write(e); err != nil {
-				h.logger.Error("audit log", "error", err)
-			}
+			return res, err
 		}
-		return res, err
 	}
 }
 

@@ -37,13 +37,13 @@ func newMetrics(h *Host) *metrics {
 		registry: prometheus.NewRegistry(),
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcphost_calls_total",
-			Help: "Calls into plugins by method (tools/call, resources/read, prompts/get, completion/complete), plugin, tool or prompt name, and outcome (ok, tool_error, error, denied, cancelled).",
-		}, []string{"method", "plugin", "name", "outcome"}),
+			Help: "Calls into plugins by method (tools/call, resources/read, prompts/get, completion/complete), plugin, tool or prompt name, outcome (ok, tool_error, error, denied, cancelled) and profile (\"\" for /mcp).",
+		}, []string{"method", "plugin", "name", "outcome", "profile"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "mcphost_call_duration_seconds",
 			Help:    "How long calls into plugins took, from the request reaching the host to its result.",
 			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
-		}, []string{"method", "plugin", "name"}),
+		}, []string{"method", "plugin", "name", "profile"}),
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcphost_reloads_total",
 			Help: "Reloads of the config and plugins, by result (ok, failed: something was not applied).",
@@ -137,7 +137,7 @@ func (c *hostCollector) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector.
 func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
 	open := 0
-	for range c.h.server.Sessions() {
+	for range c.h.sessions() {
 		open++
 	}
 	ch <- prometheus.MustNewConstMetric(sessionsDesc, prometheus.GaugeValue, float64(open))

@@ -84,10 +84,10 @@ path = "{hello}"
 		t.Fatalf("/metrics: status %d", status)
 	}
 	for _, want := range []string{
-		`mcphost_calls_total{method="tools/call",name="echo",outcome="ok",plugin="hello"} 1`,
-		`mcphost_calls_total{method="tools/call",name="fail",outcome="tool_error",plugin="hello"} 1`,
-		`mcphost_calls_total{method="tools/call",name="nope",outcome="error",plugin=""} 1`,
-		`mcphost_call_duration_seconds_count{method="tools/call",name="echo",plugin="hello"} 1`,
+		`mcphost_calls_total{method="tools/call",name="echo",outcome="ok",plugin="hello",profile=""} 1`,
+		`mcphost_calls_total{method="tools/call",name="fail",outcome="tool_error",plugin="hello",profile=""} 1`,
+		`mcphost_calls_total{method="tools/call",name="nope",outcome="error",plugin="",profile=""} 1`,
+		`mcphost_call_duration_seconds_count{method="tools/call",name="echo",plugin="hello",profile=""} 1`,
 		`mcphost_sessions_open 1`,
 		`mcphost_sessions_started_total 1`,
 		`mcphost_plugins_loaded 1`,

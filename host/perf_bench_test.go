@@ -33,7 +33,13 @@ import (
 // when b ends.
 func newBenchHost(b *testing.B, cfgText string) *host.Host {
 	b.Helper()
-	cfg, err := host.LoadConfig(testutil.WriteConfig(b, cfgText))
+	return newBenchHostAt(b, testutil.WriteConfig(b, cfgText))
+}
+
+// newBenchHostAt is newBenchHost for the config file at path.
+func newBenchHostAt(b *testing.B, path string) *host.Host {
+	b.Helper()
+	cfg, err := host.LoadConfig(path)
 	if err != nil {
 		b.Fatal(err)
 	}

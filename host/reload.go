@@ -126,6 +126,9 @@ func (h *Host) reload(ctx context.Context, announced map[string]map[string]bool)
 	c.warnMoves(old, h.logger)
 	h.catalog.Store(c)
 	c.applyTo(h.server, old, h)
+	if err := h.applyProfiles(cfg.Profiles, c); err != nil {
+		failures = append(failures, err)
+	}
 
 	inNext := map[*loadedPlugin]bool{}
 	for _, lp := range next {
@@ -204,7 +207,7 @@ func (h *Host) retireLater(lp *loadedPlugin) {
 // level error (clients that asked for logging/setLevel receive it).
 func (h *Host) reportError(ctx context.Context, err error) {
 	h.logger.Error("reload", "error", err)
-	for ss := range h.server.Sessions() {
+	for ss := range h.sessions() {
 		_ = ss.Log(ctx, &mcp.LoggingMessageParams{Level: "error", Logger: "mcphost", Data: err.Error()})
 	}
 }

@@ -979,8 +979,8 @@ func (h *Host) recordTaskRound(ctx context.Context, began time.Time, pluginName,
 	}
 	outcome, message := outcomeOf(ctx, result, err)
 	name := req.Params.Name
-	h.metrics.calls.WithLabelValues("tools/call", pluginName, metricName("tools/call", name), outcome).Inc()
-	h.metrics.duration.WithLabelValues("tools/call", pluginName, metricName("tools/call", name)).Observe(took.Seconds())
+	h.metrics.calls.WithLabelValues("tools/call", pluginName, metricName("tools/call", name), outcome, "").Inc()
+	h.metrics.duration.WithLabelValues("tools/call", pluginName, metricName("tools/call", name), "").Observe(took.Seconds())
 	if h.audit == nil {
 		return
 	}

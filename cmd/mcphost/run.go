@@ -47,7 +47,8 @@ const usage = `mcphost hosts sandboxed WebAssembly plugins behind one MCP server
 
 Usage:
   mcphost serve    [--config FILE] [--log-level LEVEL]   serve MCP over stdio
-                   [--http ADDR] [--stateless]           ... or over Streamable HTTP at http://ADDR/mcp
+                   [--http ADDR] [--stateless]           ... or over Streamable HTTP at http://ADDR/mcp (profiles at /mcp/NAME)
+                   [--profile NAME]                      ... over stdio, only what [[profile]] NAME serves
   mcphost validate [--config FILE]                       check the config, load every plugin; fail on anything left out
   mcphost plugin inspect [--json] FILE.wasm              what a plugin offers and would need granted
   mcphost plugin test [--args TOOL=JSON]... FILE.wasm    call everything a plugin offers, check the replies
@@ -107,6 +108,7 @@ type commonFlags struct {
 	logLevel  string
 	http      string
 	stateless bool
+	profile   string
 }
 
 // flagSet is a subcommand's flags and its usage line.
@@ -153,7 +155,7 @@ func parseFlags(name string, args []string, stdout, stderr io.Writer) (commonFla
 	var f commonFlags
 	synopsis := "mcphost " + name + " [--config FILE] [--log-level LEVEL]"
 	if name == "serve" {
-		synopsis += " [--http ADDR] [--stateless]"
+		synopsis += " [--http ADDR] [--stateless] [--profile NAME]"
 	}
 	fs := newFlagSet(synopsis)
 	fs.StringVar(&f.config, "config", "mcphost.toml", "config file")
@@ -161,6 +163,7 @@ func parseFlags(name string, args []string, stdout, stderr io.Writer) (commonFla
 	if name == "serve" {
 		fs.StringVar(&f.http, "http", "", "serve Streamable HTTP on this address (e.g. 127.0.0.1:8808) instead of stdio")
 		fs.BoolVar(&f.stateless, "stateless", false, "serve the stateless 2026-07-28 protocol revision over HTTP")
+		fs.StringVar(&f.profile, "profile", "", "over stdio, serve only what the config's [[profile]] of this name serves (over HTTP every profile is served at /mcp/NAME)")
 	}
 	if err := parseArgs(fs, args, stdout, stderr); err != nil {
 		return f, err
@@ -218,6 +221,22 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if f.stateless {
 		cfg.Server.Stateless = true
 	}
+	if f.profile != "" {
+		if cfg.Server.Transport == "http" {
+			return &usageError{fmt.Sprintf("--profile %q: over HTTP every profile is served, at %s/%s; --profile selects one over stdio", f.profile, host.MCPPath, f.profile)}
+		}
+		if cfg.ProfileNamed(f.profile) == nil {
+			names := make([]string, 0, len(cfg.Profiles))
+			for _, p := range cfg.Profiles {
+				names = append(names, p.Name)
+			}
+			defined := "no [[profile]]"
+			if len(names) > 0 {
+				defined = "the profiles " + strings.Join(names, ", ")
+			}
+			return fmt.Errorf("--profile %q: %s defines %s", f.profile, cfg.Path, defined)
+		}
+	}
 
 	h, err := host.New(ctx, cfg, host.Options{Logger: logger, Version: buildVersion(), SkipBrokenPlugins: true, Stderr: stderr})
 	if err != nil {
@@ -240,8 +259,13 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		if cfg.Server.Auth.Enabled() {
 			logger.Warn("[server.auth] applies to the HTTP transport only; over stdio the caller is the local user who started mcphost")
 		}
-		logger.Info("serving MCP over stdio", "config", cfg.Path, "plugins", len(h.Plugins()))
-		serveErr = h.ServeStdio(ctx, stdin, stdout, shutdownTimeout)
+		if f.profile != "" {
+			logger.Info("serving MCP over stdio", "config", cfg.Path, "plugins", len(h.Plugins()), "profile", f.profile)
+			serveErr = h.ServeStdioProfile(ctx, f.profile, stdin, stdout, shutdownTimeout)
+		} else {
+			logger.Info("serving MCP over stdio", "config", cfg.Path, "plugins", len(h.Plugins()))
+			serveErr = h.ServeStdio(ctx, stdin, stdout, shutdownTimeout)
+		}
 	}
 
 	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
@@ -321,6 +345,9 @@ func serveHTTP(ctx context.Context, h *host.Host, cfg *host.Config, logger hclog
 	url := "http://" + ln.Addr().String() + host.MCPPath
 	logger.Info("serving MCP over Streamable HTTP", "url", url, "mode", mode, "config", cfg.Path, "plugins", len(h.Plugins()))
 	fmt.Fprintf(stderr, "mcphost: MCP endpoint %s\n", url)
+	for _, name := range h.ProfileNames() {
+		fmt.Fprintf(stderr, "mcphost: MCP endpoint %s/%s (profile)\n", url, name)
+	}
 	return h.ServeStreamableHTTP(ctx, ln, shutdownTimeout)
 }
 
@@ -387,7 +414,37 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			}
 		}
 	}
+	if err := printProfiles(stdout, cfg.Path, h.Profiles()); err != nil && leftOut == nil {
+		return err
+	}
 	return leftOut
+}
+
+// printProfiles lists the profiles a config serves and what each shows;
+// it returns an error naming those with problems (a tools pattern that
+// matches nothing, a rename of a tool they do not serve, …).
+func printProfiles(w io.Writer, path string, profiles []host.ProfileInfo) error {
+	var bad []string
+	for _, p := range profiles {
+		fmt.Fprintf(w, "  profile %s (%s/%s)\n", p.Name, host.MCPPath, p.Name)
+		for _, problem := range p.Problems {
+			fmt.Fprintf(w, "    PROBLEM %s\n", problem)
+		}
+		if len(p.Problems) > 0 {
+			bad = append(bad, p.Name)
+		}
+		if len(p.Scopes) > 0 {
+			fmt.Fprintf(w, "    scopes %s\n", strings.Join(p.Scopes, " "))
+		}
+		fmt.Fprintf(w, "    %d tools: %s\n", len(p.Tools), strings.Join(p.Tools, ", "))
+		if n := p.Resources + p.Templates + p.Prompts; n > 0 {
+			fmt.Fprintf(w, "    %d resources, %d templates, %d prompts\n", p.Resources, p.Templates, p.Prompts)
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%s: profile(s) %s select nothing for part of their table (see PROBLEM above)", path, strings.Join(bad, ", "))
+	}
+	return nil
 }
 
 // buildVersion is the version reported to clients: the one set with

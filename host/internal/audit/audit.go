@@ -29,6 +29,8 @@ type Entry struct {
 	Method string `json:"method"`
 	// Plugin is the plugin that served the call ("" when none did).
 	Plugin string `json:"plugin,omitempty"`
+	// Profile is the [[profile]] the call came through ("" for /mcp).
+	Profile string `json:"profile,omitempty"`
 	// Name is the tool or prompt name, or the resource URI.
 	Name string `json:"name,omitempty"`
 	// Outcome is ok, tool_error, error, denied or cancelled.

@@ -77,6 +77,9 @@ type Config struct {
 	Path    string
 	Server  Server
 	Plugins []Plugin
+	// Profiles are the [[profile]] tables: named subsets of what the host
+	// serves, each with its own endpoint.
+	Profiles []Profile
 	// Written is [server] as the file says it, before command-line flags
 	// (serve --http, --stateless) override Server: a reload compares the
 	// file with what it said before, not with the flags.
@@ -376,7 +379,8 @@ type fileConfig struct {
 		SignerSubj  string      `toml:"signer_subject"`
 		SignerIss   string      `toml:"signer_issuer"`
 	} `toml:"server"`
-	Plugins []filePlugin `toml:"plugin"`
+	Plugins  []filePlugin  `toml:"plugin"`
+	Profiles []fileProfile `toml:"profile"`
 }
 
 type filePlugin struct {
@@ -428,6 +432,7 @@ var knownKeys = map[string][]string{
 		"sha256", "env", "allowed_paths", "allowed_hosts", "allow_private_network",
 		"max_calls_per_second", "breaker_failures", "breaker_cooldown", "on_change", "interrupt_checks", "scopes", "tool_scopes",
 		"insecure", "skip_signature", "trusted_keys", "trusted_root", "signer_subject", "signer_issuer"},
+	"profile": profileKeys,
 }
 
 // validName is what a plugin name may look like: it appears in logs, errors,
@@ -588,6 +593,16 @@ func Parse(path string, data []byte) (*Config, error) {
 		}
 		seen[p.Name] = true
 		cfg.Plugins = append(cfg.Plugins, p)
+	}
+	seenProfile := map[string]bool{}
+	for i, fp := range fc.Profiles {
+		p, errs := convertProfile(path, idx, i, fp, seen)
+		problems = append(problems, errs...)
+		if p.Name != "" && seenProfile[p.Name] {
+			problems = append(problems, fmt.Errorf("%s: [[profile]] #%d: name %q is used by an earlier profile", idx.at(path, fmt.Sprintf("profile.%d.name", i)), i+1, p.Name))
+		}
+		seenProfile[p.Name] = true
+		cfg.Profiles = append(cfg.Profiles, p)
 	}
 	problems = append(problems, stateProblems(cfg, func(i int) string {
 		return idx.at(path, fmt.Sprintf("plugin.%d.allowed_paths", i))
@@ -1095,12 +1110,12 @@ func unknownKeyError(path string, lines []string, key toml.Key) error {
 	last := key[len(key)-1]
 	line := findKeyLine(lines, last)
 	table := "top level"
-	known := []string{"server", "plugin"}
+	known := []string{"server", "plugin", "profile"}
 	if len(key) > 1 {
 		name := strings.Join(key[:len(key)-1], ".")
 		table = "[" + name + "]"
-		if key[0] == "plugin" {
-			name, table = "plugin", "[[plugin]]"
+		if key[0] == "plugin" || key[0] == "profile" {
+			name, table = key[0], "[["+key[0]+"]]"
 		}
 		known = knownKeys[name]
 	}
