@@ -198,7 +198,7 @@ timeout = "10s"
 		{"h_alloc", "out of memory"},
 		{"h_string_bomb", "string too long"},
 		{"h_nest", "stack"},
-		{"h_recurse", "stack"},
+		{"h_recurse", "raise stack_kb"},
 		{"h_huge", "max_output_kb"},
 		{"h_never", "never settled"},
 	} {
@@ -583,5 +583,53 @@ timeout = "10s"
 				}
 			}
 		})
+	}
+}
+
+// TestJSRecursionDepthFollowsStackKB: how deep a JavaScript recursion goes
+// is set by stack_kb, as docs/typescript.md says: 50 calls fit the
+// default, 1,000 do not and fail naming stack_kb, and 1,000 fit
+// stack_kb = 131072.
+func TestJSRecursionDepthFollowsStackKB(t *testing.T) {
+	path := strconv.Quote(jsPlugin(t, `import { McpServer } from "mcphost";
+const s = new McpServer();
+s.registerTool("depth", { inputSchema: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] } }, ({ n }) => {
+  function deeper(k) { return k === 0 ? 0 : deeper(k - 1) + 1; }
+  return String(deeper(n));
+});
+`))
+	h, _ := newHost(t, fmt.Sprintf(`
+[server]
+watch = false
+[[plugin]]
+name = "shallow"
+path = %s
+prefix = "shallow_"
+[[plugin]]
+name = "deep"
+path = %s
+prefix = "deep_"
+stack_kb = 131072
+`, path, path))
+	cs := connect(t, h, nil, "")
+	for _, c := range []struct {
+		tool string
+		n    int
+		want string // the text, or in the error
+	}{
+		{"shallow_depth", 50, "50"},
+		{"shallow_depth", 1000, "raise stack_kb"},
+		{"deep_depth", 1000, "1000"},
+	} {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: c.tool, Arguments: map[string]any{"n": c.n}})
+		var got string
+		if err != nil {
+			got = err.Error()
+		} else if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+			got = tc.Text
+		}
+		if !strings.Contains(got, c.want) {
+			t.Errorf("%s %d = %q, want %q in it", c.tool, c.n, got, c.want)
+		}
 	}
 }

@@ -391,7 +391,11 @@ func prepare(opts Options) (*preparedModule, error) {
 	hostFuncs, interrupts := opts.HostFunctions, interruptsInstrumented
 	if instrumented, err := opts.instrument(opts.Wasm, limits); err == nil {
 		wasm = instrumented
-		hostFuncs = append(slices.Clip(hostFuncs), interruptCheck(), stackFunction(limits.StackBytes))
+		hint := ""
+		if jsSource != nil {
+			hint = jsStackHint
+		}
+		hostFuncs = append(slices.Clip(hostFuncs), interruptCheck(), stackFunction(limits.StackBytes, hint))
 	} else if errors.Is(err, interrupt.ErrUnsupported) && opts.WazeroChecks {
 		stripped, serr := interrupt.StripCustomSections(opts.Wasm)
 		if serr != nil {

@@ -31,11 +31,19 @@ func stackLimits(stackKB int) (limit, report uint32) {
 	return limit, min(limit, stackDiscardBytes)
 }
 
+// jsStackHint ends the stack error of a JavaScript plugin: the engine's
+// interpreter recurses in C once per JavaScript call, and the rewrite
+// estimates that frame at ~112 KiB (its real frame is ~6 KiB; RATIONALE.md,
+// "Call stacks" and "JavaScript plugins"), so the limit, not QuickJS's own
+// RangeError, is what a deep JavaScript recursion meets first.
+const jsStackHint = "; in JavaScript each nested function call counts ~112 KiB of it (about 73 calls deep at the default 8192): raise stack_kb for deeper recursion"
+
 // stackFunction is the host function an instrumented module calls when
 // its estimated call stack passes the mark the module holds: the call
-// stops with ErrStackLimit past limit bytes, and otherwise the instance
-// is marked to be discarded after the call and the next mark returned.
-func stackFunction(limit uint32) extism.HostFunction {
+// stops with ErrStackLimit past limit bytes (its message ending with
+// hint), and otherwise the instance is marked to be discarded after the
+// call and the next mark returned.
+func stackFunction(limit uint32, hint string) extism.HostFunction {
 	f := extism.NewHostFunctionWithStack(interrupt.StackImportName,
 		func(ctx context.Context, _ *extism.CurrentPlugin, stack []uint64) {
 			used := api.DecodeU32(stack[0])
@@ -43,7 +51,7 @@ func stackFunction(limit uint32) extism.HostFunction {
 				inst.deepStack = true
 			}
 			if used > limit {
-				panic(fmt.Errorf("%w: call stack exceeds %d KiB (stack_kb)", ErrStackLimit, limit>>10))
+				panic(fmt.Errorf("%w: call stack exceeds %d KiB (stack_kb)%s", ErrStackLimit, limit>>10, hint))
 			}
 			// Called again only when the stack grows by another eighth of
 			// the limit, and always before it passes the limit.
