@@ -66,6 +66,27 @@ func TestPluginBuildErrors(t *testing.T) {
 	if _, _, err := runCLI(t, "plugin", "build", js); err == nil || !strings.Contains(err.Error(), "main.js:1:7") {
 		t.Errorf("a JavaScript syntax error: %v", err)
 	}
+	// An error thrown while the module is first evaluated names the place
+	// in the TypeScript source, through the positions the build puts first.
+	ts := t.TempDir()
+	for name, text := range map[string]string{
+		"main.ts":     "import { McpServer } from \"mcphost\";\nimport { boom } from \"./lib/boom\";\nconst s = new McpServer();\ns.registerTool(\"x\", {}, () => \"x\");\nboom(1);\n",
+		"lib/boom.ts": "// comment\n\nexport function boom(n: number): never {\n  throw new Error(\"boom \" + n);\n}\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(ts, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ts, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "boom.wasm")
+	if _, _, err := runCLI(t, "plugin", "build", "-o", out, ts); err != nil {
+		t.Fatal(err)
+	}
+	if stdout, _, err := runCLI(t, "plugin", "test", out); exitCode(err) != 1 || !strings.Contains(stdout, "Error: boom 1 (at lib/boom.ts:4:") {
+		t.Errorf("plugin test of a plugin that throws as it starts: %v, want exit 1 and the error at lib/boom.ts:4\n%s", err, stdout)
+	}
 	if _, _, err := runCLI(t, "plugin", "build", empty, js); exitCode(err) != 2 {
 		t.Errorf("two directories: %v, want a usage error", err)
 	}

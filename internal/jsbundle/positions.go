@@ -24,11 +24,13 @@ type positions struct {
 	Lines   [][]int32 `json:"lines"`
 }
 
-// WithPositions returns the bundle with a statement appended on its last
-// line that defines, for the engine's prelude, where each line of the
-// bundle comes from in the sources (decoded from the source map): a stack
-// trace's plugin.js:LINE:COLUMN then names the file, line and column the
-// author wrote. Appended, it moves no line of the bundle.
+// WithPositions returns the bundle with a first line that defines, for
+// the engine's prelude, where each line of the bundle comes from in the
+// sources (decoded from the source map): a stack trace's
+// plugin.js:LINE:COLUMN then names the file, line and column the author
+// wrote. First, it is defined before any of the plugin's code runs, so an
+// error thrown while the module is evaluated is placed too; the table
+// counts that line (its entry is empty).
 func (r *Result) WithPositions() ([]byte, error) {
 	if len(r.SourceMap) == 0 {
 		return r.JS, nil
@@ -48,6 +50,7 @@ func (r *Result) WithPositions() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the source map: %w", err)
 	}
+	lines = append([][]int32{nil}, lines...) // the table's own line
 	table, err := json.Marshal(positions{Sources: m.Sources, Lines: lines})
 	if err != nil {
 		return nil, err
@@ -64,11 +67,8 @@ func (r *Result) WithPositions() ([]byte, error) {
 	}
 	var b strings.Builder
 	b.Grow(len(r.JS) + len(table) + 100)
-	b.Write(r.JS)
-	if len(r.JS) > 0 && r.JS[len(r.JS)-1] != '\n' {
-		b.WriteByte('\n')
-	}
 	fmt.Fprintf(&b, "Object.defineProperty(globalThis, Symbol.for(%q), { value: %s });\n", positionsKey, table)
+	b.Write(r.JS)
 	return []byte(b.String()), nil
 }
 

@@ -187,6 +187,36 @@ static char *exception_text(void) {
 	return out;
 }
 
+/* plugin_exception_text is exception_text for an exception the plugin's
+ * own code threw: the prelude's errorText (global __mcphost_error_text)
+ * gives "Name: message (at file:line:col)" with the place in the sources
+ * the plugin was built from; exception_text is the fallback. */
+static char *plugin_exception_text(JSValue global) {
+	JSValue fn = JS_GetPropertyStr(ctx, global, "__mcphost_error_text");
+	if (!JS_IsFunction(ctx, fn)) {
+		JS_FreeValue(ctx, fn);
+		return exception_text();
+	}
+	JSValue exc = JS_GetException(ctx);
+	JSValue s = JS_Call(ctx, fn, JS_UNDEFINED, 1, &exc);
+	JS_FreeValue(ctx, fn);
+	char *out = NULL;
+	if (!JS_IsException(s)) {
+		const char *c = JS_ToCString(ctx, s);
+		if (c) {
+			out = strdup(c);
+			JS_FreeCString(ctx, c);
+		}
+	}
+	JS_FreeValue(ctx, s);
+	if (!out) {
+		JS_Throw(ctx, exc); /* the plugin's exception again, not errorText's */
+		return exception_text();
+	}
+	JS_FreeValue(ctx, exc);
+	return out;
+}
+
 /* fail_with_exception fails the call with the pending exception. */
 static int32_t fail_with_exception(const char *what) {
 	char *text = exception_text();
@@ -429,8 +459,8 @@ static int32_t start(void) {
 	JSValue r = settle(JS_Eval(ctx, src, len, PLUGIN_FILE, JS_EVAL_TYPE_MODULE), 0);
 	free(src);
 	if (JS_IsException(r)) {
+		char *t = plugin_exception_text(global);
 		JS_FreeValue(ctx, global);
-		char *t = exception_text();
 		const char *prefix = "the JavaScript plugin failed to start: ";
 		char *m = t ? malloc(strlen(prefix) + strlen(t) + 1) : NULL;
 		if (m) {

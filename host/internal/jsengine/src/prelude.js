@@ -632,6 +632,10 @@ const exportsTable = {
 // The glue calls this with the name of the export and its input (the
 // envelope's JSON text). It returns, or resolves to, "O" + the output or
 // "E" + the ABI error's JSON.
+// The glue describes an error thrown while the plugin's module is first
+// evaluated with this, so that it names the place in the plugin's sources.
+globalThis.__mcphost_error_text = errorText;
+
 globalThis.__mcphost_dispatch = (name, input) => {
   asking = null;
   const fn = exportsTable[name];
