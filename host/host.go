@@ -75,9 +75,11 @@ type Options struct {
 	// granted HTTP requests (for tests, or to route through something of
 	// the embedder's). Grants and address checks apply all the same.
 	Network *Network
-	// ReadOnly makes the host write nothing to disk, for `mcphost
+	// ReadOnly makes the host write nothing of its own, for `mcphost
 	// validate`: the lock file is compared with but never written, no
-	// audit log is opened and plugins compile in memory.
+	// audit log is opened and no description is cached. Plugins compile
+	// over the compilation cache when its directory already exists (the
+	// cache serve fills), else in memory.
 	ReadOnly bool
 	// LoadEveryPlugin makes New load every plugin's module, never
 	// serving one from its cached description or the one its module
@@ -246,7 +248,13 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 	if opts.Network != nil {
 		h.network = &egress.Network{Resolve: opts.Network.Resolve, Dial: opts.Network.Dial, RootCAs: opts.Network.RootCAs}
 	}
-	if !opts.ReadOnly {
+	if opts.ReadOnly {
+		// validate compiles over the cache serve fills, when it exists:
+		// compiled code is keyed by the module and its rewrite, so it
+		// adds nothing a later serve would not write, and it spares a
+		// validate in a loop (CI) a full compile of every plugin.
+		h.cacheDir = existingCacheDir(cfg.Server.CacheDir)
+	} else {
 		h.cacheDir = compilationCacheDir(cfg.Server.CacheDir, logger)
 		pruneCompilationCache(h.cacheDir, time.Now(), logger)
 		if !opts.LoadEveryPlugin {
@@ -436,6 +444,26 @@ func compilationCacheDir(dir string, logger hclog.Logger) string {
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		logger.Warn("compilation cache unusable; compiling plugins without an on-disk cache", "dir", dir, "error", err)
+		return ""
+	}
+	return dir
+}
+
+// existingCacheDir is compilationCacheDir for a host that writes nothing
+// of its own (Options.ReadOnly): the cache directory when it already
+// exists, else "" (compile in memory). It creates no directory.
+func existingCacheDir(dir string) string {
+	if dir == "off" {
+		return ""
+	}
+	if dir == "" {
+		def, err := config.DefaultCacheDir()
+		if err != nil {
+			return ""
+		}
+		dir = def
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return ""
 	}
 	return dir
