@@ -232,3 +232,32 @@ func TestAppChangeIsARugPull(t *testing.T) {
 		t.Fatalf("after accept: %v, %v", read, err)
 	}
 }
+
+// TestDiceExampleServesItsApp: plugins/dice, with no grants, links
+// roll_dice to its app and serves the page; the tool answers every client
+// with text and structured content.
+func TestDiceExampleServesItsApp(t *testing.T) {
+	h, _ := newHost(t, fmt.Sprintf("[server]\nwatch = false\n[[plugin]]\nname = \"dice\"\npath = %q\nmemory_mb = 64\n", testutil.GoPlugin(t, "plugins/dice")))
+	cs := connect(t, h, nil, "")
+	tools, err := cs.ListTools(t.Context(), nil)
+	if err != nil || len(tools.Tools) != 1 {
+		t.Fatalf("tools/list = %v, %v", tools, err)
+	}
+	if got, _ := json.Marshal(tools.Tools[0].Meta); string(got) != `{"ui":{"resourceUri":"ui://dice/app.html"}}` {
+		t.Errorf("roll_dice _meta = %s", got)
+	}
+	res, text := callText(t, cs, "roll_dice", map[string]any{"count": 2, "sides": 2})
+	if res.IsError || !strings.HasPrefix(text, "2d2: ") {
+		t.Errorf("roll_dice = %q (isError %v)", text, res.IsError)
+	}
+	read, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "ui://dice/app.html"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := read.Contents[0]; c.MIMEType != "text/html;profile=mcp-app" || !strings.Contains(c.Text, `request("ui/initialize"`) {
+		t.Errorf("the app = %s, %d bytes", c.MIMEType, len(c.Text))
+	}
+	if apps := h.Plugins()[0].Apps; len(apps) != 1 || len(apps[0].Sources) != 0 || !slices.Equal(apps[0].Tools, []string{"roll_dice"}) {
+		t.Errorf("Apps = %+v", apps)
+	}
+}
