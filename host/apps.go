@@ -298,11 +298,12 @@ func (lp *loadedPlugin) checkUIMeta(v any, where string, ui *appUI) (uiSettings,
 					return s, fmt.Errorf("%s.csp.%s[%d] %s %w", where, directive, i, strconv.QuoteToASCII(text), err)
 				}
 				if err := pol.Covers(src); err != nil {
+					reason := strings.TrimSuffix(err.Error(), ": "+egress.ErrNotGranted.Error())
 					if !lp.reportUngrantedUI {
-						return s, fmt.Errorf("%s.csp.%s: %s is outside the plugin's grants (allowed_hosts %s): %w",
-							where, directive, strconv.QuoteToASCII(text), showHosts(lp.cfg.AllowedHosts), err)
+						return s, fmt.Errorf("%s.csp.%s: %s is outside the plugin's grants (allowed_hosts %s): %s",
+							where, directive, strconv.QuoteToASCII(text), showHosts(lp.cfg.AllowedHosts), reason)
 					}
-					if u := directive + " " + text + ": " + err.Error(); !slices.Contains(ui.ungranted, u) {
+					if u := directive + " " + text + ": " + reason; !slices.Contains(ui.ungranted, u) {
 						ui.ungranted = append(ui.ungranted, u)
 					}
 				}
