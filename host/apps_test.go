@@ -261,3 +261,30 @@ func TestDiceExampleServesItsApp(t *testing.T) {
 		t.Errorf("Apps = %+v", apps)
 	}
 }
+
+// TestAppFromAShippedDescription: a module that ships its description
+// (plugins/dice, as `make plugins` builds it) is listed from it, its app
+// checked from the read recorded there (no compile, no activation); the
+// first read of the page activates the plugin, which checks the recorded
+// read against the module's own, and serves it.
+func TestAppFromAShippedDescription(t *testing.T) {
+	dir := shippedDir(t, describeModule(t, testutil.GoPlugin(t, "plugins/dice")), false)
+	h := startIn(t, dir)
+	defer h.close()
+	if !strings.Contains(h.log.String(), "described from its description the module ships") {
+		t.Fatalf("not listed from the shipped description:\n%s", h.log)
+	}
+	if apps := h.host.Plugins()[0].Apps; len(apps) != 1 || apps[0].URI != "ui://dice/app.html" {
+		t.Errorf("Apps = %+v", apps)
+	}
+	if v := metric(t, h.host, activationsMetric); v != 0 {
+		t.Fatalf("%v activations before any call, want 0", v)
+	}
+	read, err := h.session.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "ui://dice/app.html"})
+	if err != nil || !strings.Contains(read.Contents[0].Text, "ui/initialize") {
+		t.Fatalf("read the page: %v", err)
+	}
+	if strings.Contains(h.log.String(), "does not list what its module's description says") {
+		t.Errorf("the first activation found the description stale:\n%s", h.log)
+	}
+}
