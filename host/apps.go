@@ -46,6 +46,11 @@ var uiExtensionSettings = map[string]any{"mimeTypes": []string{abi.UIMimeType}}
 // that knows a directive this host does not would open it unchecked).
 var cspDirectives = []string{"connectDomains", "resourceDomains", "frameDomains", "baseUriDomains"}
 
+// maxApps bounds the app resources one plugin may list: each is read at
+// load, one call under the plugin's deadline each, and a load must stay
+// bounded (max_items allows 1,000 resources).
+const maxApps = 100
+
 // appUI is what the host checked of one app resource when its plugin was
 // listed.
 type appUI struct {
@@ -154,6 +159,9 @@ func (lp *loadedPlugin) checkApps(ctx context.Context, p lister) error {
 	for _, r := range lp.resources {
 		if !strings.HasPrefix(strings.ToLower(r.URI), abi.UIScheme) {
 			continue
+		}
+		if len(apps) == maxApps {
+			return fmt.Errorf("app: the plugin lists more than %d ui:// resources, each of which the host reads at load", maxApps)
 		}
 		ui, err := lp.checkApp(ctx, p, r)
 		if err != nil {
