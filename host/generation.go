@@ -44,6 +44,12 @@ type loadedPlugin struct {
 	// back (a new file or config makes a new generation, judged afresh).
 	refused []bridge.Refusal
 	hostile bool
+	// apps are the app resources (MCP Apps) the plugin lists, by the
+	// plugin's own URI, as checked when it was listed (apps.go); nil for
+	// none. reportUngrantedUI records an app's sources outside the grants
+	// instead of refusing the plugin (plugin inspect).
+	apps              map[string]*appUI
+	reportUngrantedUI bool
 	// unverified is set while the generation serves the lists of the
 	// description its module ships, before a first activation checked
 	// them (the background preparation activates it early: prepare.go).
@@ -121,10 +127,10 @@ func (lp *loadedPlugin) liveLists() bool {
 // which guards the lists.
 func (lp *loadedPlugin) relist(ctx context.Context, logger hclog.Logger) error {
 	tools, resources, templates, prompts, names := lp.tools, lp.resources, lp.templates, lp.prompts, lp.promptNames
-	refused, hostile := lp.refused, lp.hostile
+	refused, hostile, apps := lp.refused, lp.hostile, lp.apps
 	if err := lp.list(ctx, logger); err != nil {
 		lp.tools, lp.resources, lp.templates, lp.prompts, lp.promptNames = tools, resources, templates, prompts, names
-		lp.refused, lp.hostile = refused, hostile
+		lp.refused, lp.hostile, lp.apps = refused, hostile, apps
 		return fmt.Errorf("list plugin %q again after it announced a change: %w", lp.cfg.Name, err)
 	}
 	return nil
@@ -201,6 +207,10 @@ func (lp *loadedPlugin) listFrom(ctx context.Context, logger hclog.Logger, p lis
 			return err
 		}
 		refused = append(refused, more...)
+	}
+	// Before any renaming: apps are checked by the plugin's own URIs.
+	if err := lp.checkApps(ctx, p); err != nil {
+		return err
 	}
 	if hyperMCPNaming(lp.cfg) {
 		lp.nameAsHyperMCP()

@@ -155,6 +155,9 @@ func (h *Host) readResourceRound(ctx context.Context, req *mcp.ReadResourceReque
 	}
 	res, err := bridge.ReadResource(h.withRequest(ctx, req.Session, req.Params.GetProgressToken(), req.ClientCapabilities(), req.Extra), lp.plugin, req, match)
 	if err == nil && res != nil {
+		if err := lp.checkAppRead(req.Params.URI, res); err != nil { // apps.go
+			return nil, err
+		}
 		if missing := undeclaredInput(res.InputRequests, req.ClientCapabilities()); len(missing) > 0 {
 			return nil, missingCapabilitiesError(fmt.Sprintf("resource %q", req.Params.URI), missing)
 		}

@@ -92,6 +92,12 @@ type Options struct {
 	// nothing and reads no module before its first call (`mcphost plugin
 	// warm`).
 	Warm bool
+	// ReportUngrantedUI loads a plugin whose apps (MCP Apps) declare CSP
+	// sources outside its allowed_hosts, recording them in
+	// AppInfo.Ungranted instead of refusing the plugin: for `plugin
+	// inspect`, which loads a plugin with no grants to show what it
+	// would need. Every other check of an app still refuses it.
+	ReportUngrantedUI bool
 }
 
 // Network resolves host names and dials checked addresses for egress.
@@ -157,7 +163,8 @@ type Host struct {
 	readOnly       bool // see Options.ReadOnly
 	// loadEveryPlugin: every plugin is loaded from its module
 	// (Options.LoadEveryPlugin, ReadOnly, Warm).
-	loadEveryPlugin bool
+	loadEveryPlugin   bool
+	reportUngrantedUI bool // see Options.ReportUngrantedUI
 	// draining is set once shutdown begins: /readyz reports unready.
 	draining atomic.Bool
 
@@ -209,6 +216,9 @@ type PluginInfo struct {
 	// this config: "matches its lists", or why it does not; "" when the
 	// module ships none, or when the plugin was not listed from its module.
 	ShippedDescription string
+	// Apps are the MCP Apps (ui:// resources) the plugin serves, and what
+	// each asks to reach.
+	Apps []AppInfo
 	// Description is what the plugin offered when listed from its module,
 	// encoded as `mcphost plugin describe` ships it (nil when it was not
 	// listed from its module, or is not an mcphost plugin).
@@ -243,6 +253,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Host, error) {
 	// warm writes its caches and nothing else: no lock file, no audit log.
 	h.readOnly = opts.ReadOnly || opts.Warm
 	h.loadEveryPlugin = opts.LoadEveryPlugin || opts.ReadOnly || opts.Warm
+	h.reportUngrantedUI = opts.ReportUngrantedUI
 	h.budget = plugin.NewBudget(int64(cfg.Server.MaxMemoryMB) << 20)
 	h.state = newStateStore(cfg.Server.MaxStateMB)
 	if opts.Network != nil {
@@ -533,6 +544,7 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 	}
 	lp := newLoadedPlugin(pc, hash, p)
 	lp.remote = remote
+	lp.reportUngrantedUI = h.reportUngrantedUI
 	rec := &recorder{Plugin: p}
 	if err := lp.listFrom(ctx, h.logger, rec); err != nil {
 		_ = p.Close(context.WithoutCancel(ctx))
@@ -711,6 +723,7 @@ func (h *Host) Plugins() []PluginInfo {
 			Grants: grants(lp.cfg), Limits: limits(lp.cfg),
 			LeftOut: c.leftOut[lp], Hostile: wholeLeftOut(c.leftOut[lp]),
 			ShippedDescription: lp.shipped,
+			Apps:               appInfos(lp),
 		})
 		if lp.live != nil {
 			if data, err := shipped.Encode(*lp.live); err == nil {

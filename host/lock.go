@@ -59,7 +59,7 @@ func fingerprints(lp *loadedPlugin) lockEntry {
 		e.Prompts[p.Name] = fingerprint(p)
 	}
 	for _, r := range lp.resources {
-		e.Resources[r.URI] = fingerprint(r)
+		e.Resources[r.URI] = resourceFingerprint(lp, r) // an app's page too (apps.go)
 	}
 	for _, t := range lp.templates {
 		e.Templates[t.URITemplate] = fingerprint(t)

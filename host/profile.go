@@ -182,7 +182,7 @@ func (h *Host) newServer(p *profile) (*mcp.Server, error) {
 			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
 			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
 			Completions: &mcp.CompletionCapabilities{},
-			Extensions:  map[string]any{tasksExtension: map[string]any{}},
+			Extensions:  map[string]any{tasksExtension: map[string]any{}, uiExtension: uiExtensionSettings},
 		},
 		CompletionHandler:  h.complete,
 		SubscribeHandler:   h.subscribeVia(p),

@@ -36,6 +36,10 @@ type inspection struct {
 	Resources []string `json:"resources"`
 	Templates []string `json:"resourceTemplates"`
 	Prompts   []string `json:"prompts"`
+	// Apps are its MCP Apps (ui:// resources), what each shows and asks
+	// to reach; a source outside the grants it is inspected with (none)
+	// is also in Needs, with the grant it needs.
+	Apps []appReport `json:"apps,omitempty"`
 	// LeftOut lists what the plugin lists that serve would leave out, and
 	// why; Hostile is set when that is the whole plugin (it hides text or
 	// offers look-alike names). Either fails the inspection.
@@ -222,7 +226,9 @@ func inspect(ctx context.Context, path string) (*inspection, error) {
 
 	// Load it as the host would, with no grants and default limits.
 	abs, _ := filepath.Abs(path)
-	h, err := loadAlone(ctx, "inspected", path, "timeout = \"10s\"\n", host.Options{LoadEveryPlugin: true})
+	// An app reaching outside the grants (there are none here) is
+	// reported in Needs rather than refusing the load.
+	h, err := loadAlone(ctx, "inspected", path, "timeout = \"10s\"\n", host.Options{LoadEveryPlugin: true, ReportUngrantedUI: true})
 	if err != nil {
 		in.Error = strings.TrimPrefix(err.Error(), fmt.Sprintf("load plugin %q from %s: ", "inspected", abs))
 		return in, nil
@@ -235,6 +241,12 @@ func inspect(ctx context.Context, path string) (*inspection, error) {
 	in.Resources = append(in.Resources, p.Resources...)
 	in.Templates = append(in.Templates, p.Templates...)
 	in.Prompts = append(in.Prompts, p.Prompts...)
+	in.Apps = appReports(p.Apps)
+	for _, a := range p.Apps {
+		for _, u := range a.Ungranted {
+			in.Needs = append(in.Needs, "its app "+a.URI+" reaches "+u)
+		}
+	}
 	in.LeftOut, in.Hostile = leftOutItems(p), p.Hostile
 	in.Description = p.ShippedDescription
 	if in.Description == "" && p.Description != nil {
@@ -275,6 +287,9 @@ func printInspection(w io.Writer, in *inspection) {
 	list("resources", in.Resources)
 	list("templates", in.Templates)
 	list("prompts", in.Prompts)
+	for _, a := range in.Apps {
+		fmt.Fprintf(w, "  app      %s\n", describeApp(a))
+	}
 	list("exports", in.Exports)
 	list("imports", in.Imports)
 	if len(in.Needs) == 0 {

@@ -261,6 +261,10 @@ func testPlugin(ctx context.Context, path string, toolArgs, pluginConfig map[str
 			checks = append(checks, check{Status: checkFail, Kind: l.Kind, Name: strings.TrimPrefix(l.Label(), l.Kind+" "),
 				Detail: detail, Pointer: l.Pointer, LeftOut: true})
 		}
+		// Its apps loaded, so each lies within the grants given here.
+		for _, a := range appReports(p.Apps) {
+			checks = append(checks, check{Status: checkPass, Kind: "app", Name: a.URI, Detail: strings.TrimPrefix(describeApp(a), a.URI+": ")})
+		}
 	}
 	for tool, err := range cs.Tools(ctx, nil) {
 		if err != nil {

@@ -413,6 +413,9 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 				fmt.Fprintf(stdout, "    %d %s: %s\n", len(kind.items), kind.name, strings.Join(kind.items, ", "))
 			}
 		}
+		for _, a := range appReports(p.Apps) {
+			fmt.Fprintf(stdout, "    app %s\n", describeApp(a))
+		}
 	}
 	if err := printProfiles(stdout, cfg.Path, h.Profiles()); err != nil && leftOut == nil {
 		return err
