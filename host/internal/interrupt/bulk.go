@@ -76,6 +76,7 @@ const (
 	subMemoryFill = 11
 	subTableInit  = 12
 	subTableCopy  = 14
+	subTableGrow  = 15
 	subTableSize  = 16
 	subTableFill  = 17
 )

@@ -131,7 +131,11 @@ func (m *module) rewriteExpr(r *reader, out []byte, checks bool) []byte {
 		case op == 0xd0: // ref.null: wazero reads the type as one byte
 			r.refType()
 		case op == 0xfc:
-			if sub, a, b, bulk := r.misc(); bulk && checks && r.Err == nil {
+			sub, a, b, bulk := r.misc()
+			if sub == subTableGrow {
+				m.growsTables = true
+			}
+			if bulk && checks && r.Err == nil {
 				out = append(out, r.B[flushed:start]...)
 				out = m.appendBulk(out, r.B[start:r.Pos], sub, a, b)
 				flushed = r.Pos

@@ -91,6 +91,10 @@ type module struct {
 	definedGlobals  uint32
 	definedFuncs    uint32
 	tables          uint32 // defined tables
+	// growsTables is set when the code holds a table.grow: only then may
+	// a table outgrow its minimum, and only then does its maximum depend
+	// on Limits.TableElements (rewriteTables).
+	growsTables bool
 	// globalRefs and funcRefs are one more than the highest global and
 	// function index the module names.
 	globalRefs, funcRefs uint32
@@ -265,8 +269,9 @@ func instrument(b []byte, m module) ([]byte, error) {
 		}
 	}
 	// The type and function sections are rewritten last: they get the
-	// helpers that the rewrite of the code adds (helpers.go).
-	last := func(id byte) bool { return id == secType || id == secFunction }
+	// helpers that the rewrite of the code adds (helpers.go). So is the
+	// table section: its maximums depend on whether the code grows a table.
+	last := func(id byte) bool { return id == secType || id == secFunction || id == secTable }
 	bodies := make([][]byte, len(sections))
 	for i, s := range sections {
 		if last(s.ID) {
@@ -516,7 +521,11 @@ func countTables(b []byte) (uint32, error) {
 }
 
 // rewriteTables gives every table a maximum of at most its share of
-// Limits.TableElements, and refuses a table that starts out larger.
+// Limits.TableElements, and refuses a table that starts out larger. When
+// the code holds no table.grow, no table can outgrow its minimum, and that
+// is its maximum: the rewritten module, and so its compiled code, is then
+// the same whatever memory_mb (hence TableElements) is, and plugins of one
+// file with different memory caps share it.
 func (m *module) rewriteTables(b []byte) ([]byte, error) {
 	share := m.limits.TableElements / max(m.tables, 1)
 	r := newReader(b)
@@ -539,6 +548,9 @@ func (m *module) rewriteTables(b []byte) ([]byte, error) {
 		}
 		if minimum > maximum {
 			return nil, fmt.Errorf("table %d starts with %d elements; the cap is %d (memory_mb bounds tables too)", i, minimum, share)
+		}
+		if !m.growsTables {
+			maximum = minimum
 		}
 		out = append(out, 0x01)
 		out = wasmbin.AppendU32(out, minimum)

@@ -497,3 +497,50 @@ func TestUnwindingIsChecked(t *testing.T) {
 	// ceiling, 400 MB, before the 50 ms deadline.)
 	stops(t, deepTailModule(), "deep", 100_000)
 }
+
+// TestTableMaximumFollowsTableElementsOnlyWhenTheCodeGrowsATable: a module
+// whose code holds no table.grow is rewritten to the same bytes whatever
+// Limits.TableElements is (its tables keep their minimum as maximum), so
+// that plugins of one file with different memory caps share compiled
+// code; with a table.grow the maximum is the cap's share, and a table.grow
+// past it fails.
+func TestTableMaximumFollowsTableElementsOnlyWhenTheCodeGrowsATable(t *testing.T) {
+	const fixed = `(module (table 4 funcref) (func (export "run") (result i32) (table.size 0)))`
+	const grows = `(module (table 4 funcref) (func (export "run") (result i32) (table.grow 0 (ref.null func) (i32.const 100))))`
+	small, large := Limits{TableElements: 64}, Limits{TableElements: 1 << 20}
+	rewrite := func(src string, l Limits) []byte {
+		out, err := Instrument(testutil.WAT(t, src), l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if !bytes.Equal(rewrite(fixed, small), rewrite(fixed, large)) {
+		t.Error("a module that grows no table is rewritten differently for different TableElements")
+	}
+	if bytes.Equal(rewrite(grows, small), rewrite(grows, large)) {
+		t.Error("a module that grows a table is rewritten the same for different TableElements")
+	}
+	for _, c := range []struct {
+		src  string
+		l    Limits
+		want uint64
+	}{
+		{fixed, small, 4},
+		{grows, small, ^uint64(0) & 0xffffffff}, // -1: 4+100 is past the share of 64
+		{grows, large, 4},                       // the old size
+	} {
+		rt := wazero.NewRuntime(t.Context())
+		var checks atomic.Int64
+		instantiateHost(t, rt, &checks, 0, nil)
+		m, err := rt.Instantiate(t.Context(), rewrite(c.src, c.l))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := m.ExportedFunction("run").Call(t.Context())
+		if err != nil || res[0] != c.want {
+			t.Errorf("run = %v, %v; want %d", res, err, c.want)
+		}
+		rt.Close(t.Context())
+	}
+}
