@@ -28,7 +28,7 @@
 
 #include "quickjs/quickjs.h"
 #include "prelude.h" /* prelude_js: prelude.js as a C string (build.sh) */
-#include "web.h"     /* web_js: web.js, the globals evaluated on first use (build.sh) */
+#include "web.h"     /* web_js, url_js: web.js, url.js, globals evaluated at first use (build.sh) */
 
 /* ------------------------------------------------------------------------ */
 /* The host: Extism kernel (extism:host/env) and mcphost (extism:host/user).*/
@@ -590,12 +590,23 @@ static JSValue js_decode(JSContext *c, JSValueConst this_val, int argc, JSValueC
 	return pair;
 }
 
-/* native.web(): evaluates web.js (TextEncoder, TextDecoder, URL,
- * URLSearchParams, structuredClone), which the prelude's globals of
- * those names do on their first use, and returns what it defines. */
-static JSValue js_web(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
-	(void)this_val, (void)argc, (void)argv;
-	return JS_Eval(c, web_js, strlen(web_js), "mcphost:web.js", JS_EVAL_TYPE_GLOBAL);
+/* native.lazy(file): evaluates web.js or url.js, the globals the
+ * prelude defines at their first use (timers, TextEncoder, … ; URL,
+ * URLSearchParams), and returns its value. */
+static JSValue js_lazy(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+	(void)this_val;
+	const char *file = argc > 0 ? JS_ToCString(c, argv[0]) : NULL;
+	if (!file)
+		return JS_EXCEPTION;
+	JSValue r;
+	if (!strcmp(file, "web"))
+		r = JS_Eval(c, web_js, strlen(web_js), "mcphost:web.js", JS_EVAL_TYPE_GLOBAL);
+	else if (!strcmp(file, "url"))
+		r = JS_Eval(c, url_js, strlen(url_js), "mcphost:url.js", JS_EVAL_TYPE_GLOBAL);
+	else
+		r = JS_ThrowInternalError(c, "lazy: no file %s", file);
+	JS_FreeCString(c, file);
+	return r;
 }
 
 /* The module loader: "mcphost" is the prelude; nothing else can be had. */
@@ -640,7 +651,7 @@ static int32_t start(void) {
 	JS_SetPropertyStr(ctx, native, "random", JS_NewCFunction(ctx, js_random, "random", 1));
 	JS_SetPropertyStr(ctx, native, "encode", JS_NewCFunction(ctx, js_encode, "encode", 1));
 	JS_SetPropertyStr(ctx, native, "decode", JS_NewCFunction(ctx, js_decode, "decode", 3));
-	JS_SetPropertyStr(ctx, native, "web", JS_NewCFunction(ctx, js_web, "web", 0));
+	JS_SetPropertyStr(ctx, native, "lazy", JS_NewCFunction(ctx, js_lazy, "lazy", 1));
 	JS_SetPropertyStr(ctx, global, "__mcphost_native", native);
 
 	/* The plugin's source, from the host (its mcphost.js section). */

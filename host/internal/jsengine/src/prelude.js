@@ -327,19 +327,24 @@ globalThis.fetch = fetch;
 globalThis.Headers = Headers;
 globalThis.Response = Response;
 
-// The web platform's globals beyond the language (web.js): each is a
-// getter that evaluates web.js at its first use and then replaces all of
-// them with plain properties, so that an instance that uses none of them
-// never parses it. Present without web.js (QuickJS's own): queueMicrotask,
-// atob, btoa, performance, DOMException.
+// The web platform's globals beyond the language: each is a getter that
+// evaluates the file that defines it (web.js, or url.js for URL and
+// URLSearchParams) at its first use and then replaces that file's globals
+// with plain properties, so that an instance that uses none of them never
+// parses it (web.js takes ~10 ms to parse). Present without them
+// (QuickJS's own): queueMicrotask, atob, btoa, performance, DOMException.
 let web = null;
-const webNames = ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Event", "EventTarget",
-  "AbortController", "AbortSignal", "crypto", "TextEncoder", "TextDecoder", "structuredClone", "URL", "URLSearchParams"];
-const webGetters = new Map();
+const lazyFiles = {
+  web: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Event", "EventTarget",
+    "AbortController", "AbortSignal", "crypto", "TextEncoder", "TextDecoder", "structuredClone"],
+  url: ["URL", "URLSearchParams"],
+};
+const lazyGetters = new Map();
+const loaded = {};
 
-function loadWeb() {
-  if (web !== null) return web;
-  web = native.web()({
+function loadLazy(file) {
+  if (loaded[file] !== undefined) return loaded[file];
+  const got = native.lazy(file)({
     encode: native.encode,
     decode: native.decode,
     random: native.random,
@@ -347,23 +352,27 @@ function loadWeb() {
     pending: native.pending,
     report: (err, what) => log("error", `${what} threw: ${errorText(err)}`),
   });
-  for (const name of webNames) {
-    if (Object.getOwnPropertyDescriptor(globalThis, name)?.get === webGetters.get(name)) {
-      Object.defineProperty(globalThis, name, { value: web.globals[name], writable: true, configurable: true, enumerable: false });
+  loaded[file] = got;
+  if (file === "web") web = got;
+  for (const name of lazyFiles[file]) {
+    if (Object.getOwnPropertyDescriptor(globalThis, name)?.get === lazyGetters.get(name)) {
+      Object.defineProperty(globalThis, name, { value: got.globals[name], writable: true, configurable: true, enumerable: false });
     }
   }
-  return web;
+  return got;
 }
 
-for (const name of webNames) {
-  const get = () => loadWeb().globals[name];
-  webGetters.set(name, get);
-  Object.defineProperty(globalThis, name, {
-    get,
-    set(v) { Object.defineProperty(globalThis, name, { value: v, writable: true, configurable: true, enumerable: false }); },
-    configurable: true,
-    enumerable: false,
-  });
+for (const [file, names] of Object.entries(lazyFiles)) {
+  for (const name of names) {
+    const get = () => loadLazy(file).globals[name];
+    lazyGetters.set(name, get);
+    Object.defineProperty(globalThis, name, {
+      get,
+      set(v) { Object.defineProperty(globalThis, name, { value: v, writable: true, configurable: true, enumerable: false }); },
+      configurable: true,
+      enumerable: false,
+    });
+  }
 }
 
 globalThis.console = {
