@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -631,5 +632,266 @@ stack_kb = 131072
 		if !strings.Contains(got, c.want) {
 			t.Errorf("%s %d = %q, want %q in it", c.tool, c.n, got, c.want)
 		}
+	}
+}
+
+// evalJS evaluates the JavaScript expression of its argument (awaited)
+// and returns the result's JSON; a thrown error is a tool error.
+const evalJS = `import { McpServer } from "mcphost";
+const s = new McpServer();
+s.registerTool("eval", { inputSchema: { type: "object", properties: { expr: { type: "string" } }, required: ["expr"] } },
+  async ({ expr }) => JSON.stringify(await (new Function("return (async () => (" + expr + "))()"))()));
+`
+
+// TestJSGlobals: the web platform's globals a TypeScript server expects
+// (web.js: timers, TextEncoder/TextDecoder, URL/URLSearchParams, crypto,
+// structuredClone, AbortController/AbortSignal, Event/EventTarget) behave
+// as in browsers and Node, evaluated in a plugin through a real client;
+// Node's own (process, require) are not there. Two instances draw
+// different random bytes.
+func TestJSGlobals(t *testing.T) {
+	path := strconv.Quote(jsPlugin(t, evalJS))
+	h, _ := newHost(t, fmt.Sprintf(`
+[server]
+watch = false
+[[plugin]]
+name = "g"
+path = %[1]s
+timeout = "10s"
+[[plugin]]
+name = "g2"
+path = %[1]s
+prefix = "g2_"
+timeout = "10s"
+`, path))
+	cs := connect(t, h, nil, "")
+	for _, c := range []struct{ expr, want string }{
+		// Timers: order by due time, then by when they were set; a
+		// callback's microtasks run before the next timer; clearTimeout,
+		// setInterval, arguments, Node's Timeout converting to its id.
+		{`await new Promise((r) => { const o = []; setTimeout(() => o.push(2), 20); setTimeout(() => o.push(1), 10); setTimeout(() => { o.push(3); r(o); }, 30); })`, `[1,2,3]`},
+		{`await new Promise((r) => { const o = []; setTimeout(() => { o.push("a"); queueMicrotask(() => o.push("m")); }, 0); setTimeout(() => { o.push("b"); r(o); }, 0); })`, `["a","m","b"]`},
+		{`await new Promise((r) => { const o = []; const t = setTimeout(() => o.push("no"), 5); clearTimeout(t); const u = setTimeout(() => o.push("no"), 5); clearTimeout(+u); setTimeout(() => r(o), 10); })`, `[]`},
+		{`await new Promise((r) => { let n = 0; const i = setInterval(() => { if (++n === 3) { clearInterval(i); r(n); } }, 1); })`, `3`},
+		{`await new Promise((r) => setTimeout((a, b) => r(a + b), 0, 2, 3))`, `5`},
+		{`[typeof +setTimeout(() => {}), typeof setTimeout(() => {}).unref().refresh]`, `["number","function"]`},
+		{`await (async () => { const t0 = performance.now(); await new Promise((r) => setTimeout(r, 50)); return performance.now() - t0 >= 50; })()`, `true`},
+		{`(() => { try { setTimeout("code", 1); } catch (e) { return e.name; } })()`, `"TypeError"`},
+
+		// TextEncoder, TextDecoder (UTF-8: BOM, invalid sequences, fatal,
+		// streaming), encodeInto.
+		{`Array.from(new TextEncoder().encode("hé€😀"))`, `[104,195,169,226,130,172,240,159,152,128]`},
+		{`Array.from(new TextEncoder().encode("\uD800"))`, `[239,191,189]`},
+		{`new TextDecoder().decode(new Uint8Array([0xEF, 0xBB, 0xBF, 104, 105]))`, `"hi"`},
+		{`new TextDecoder("utf-8", { ignoreBOM: true }).decode(new Uint8Array([0xEF, 0xBB, 0xBF, 104])).length`, `2`},
+		{`new TextDecoder().decode(new Uint8Array([0x61, 0xF0, 0x9F, 0x98, 0x62, 0xFF, 0xED, 0xA0, 0x80]).buffer)`, "\"a\ufffdb\ufffd\ufffd\ufffd\ufffd\""},
+		{`(() => { try { new TextDecoder("utf8", { fatal: true }).decode(new Uint8Array([0xC3])); } catch (e) { return e.name; } })()`, `"TypeError"`},
+		{`(() => { const d = new TextDecoder(); return d.decode(new Uint8Array([0xE2, 0x82]), { stream: true }) + d.decode(new Uint8Array([0xAC])); })()`, `"€"`},
+		{`new TextEncoder().encodeInto("a€b", new Uint8Array(3))`, `{"read":1,"written":1}`},
+		{`(() => { try { new TextDecoder("latin1"); } catch (e) { return e.name; } })()`, `"RangeError"`},
+
+		// URL: parsing with a base, lower-cased hosts, default ports
+		// elided, dot segments, percent-encoding, IPv4 and IPv6, opaque
+		// paths, file URLs, Punycode, setters, canParse.
+		{`new URL("HTTP://User:Pa ss@EXAMPLE.com:80/a/./b/../c?x=1 2#f g").href`, `"http://User:Pa%20ss@example.com/a/c?x=1%202#f%20g"`},
+		{`new URL("../d?q", "https://h.example/a/b/c").href`, `"https://h.example/a/d?q"`},
+		{`new URL("//other.example/x", "https://h.example/a").href`, `"https://other.example/x"`},
+		{`(u => [u.origin, u.protocol, u.port, u.host, u.hostname, u.pathname, u.search, u.hash])(new URL("https://example.com:8443/p?q=1#h"))`, `["https://example.com:8443","https:","8443","example.com:8443","example.com","/p","?q=1","#h"]`},
+		{`new URL("http://[2001:DB8:0:0:0:0:0:1]:8080/").host`, `"[2001:db8::1]:8080"`},
+		{`new URL("http://[::ffff:192.168.0.1]/").hostname`, `"[::ffff:c0a8:1]"`},
+		{`new URL("http://0x7f.1/").hostname`, `"127.0.0.1"`},
+		{`(u => [u.protocol, u.pathname, u.origin, u.host])(new URL("mailto:Ada@Example.com"))`, `["mailto:","Ada@Example.com","null",""]`},
+		{`new URL("foo://Host/a/../b").href`, `"foo://Host/b"`},
+		{`new URL("file:///C:/a/../b").href`, `"file:///C:/b"`},
+		{`new URL("ws://e.com:80/x").href + " " + new URL("wss://e.com:443").href`, `"ws://e.com/x wss://e.com/"`},
+		{`new URL("http://Bücher.example/").hostname`, `"xn--bcher-kva.example"`},
+		{`[URL.canParse("nope"), URL.canParse("/x", "http://a"), URL.canParse("http://exa mple.com"), URL.canParse("http://[::1")]`, `[false,true,false,false]`},
+		{`(() => { try { new URL("http://"); } catch (e) { return e.name; } })()`, `"TypeError"`},
+		{`(u => { u.pathname = "/a b"; u.search = "?k=v"; u.hash = "x"; u.port = "80"; u.hostname = "Other.example"; return u.href; })(new URL("http://example.com:81/"))`, `"http://other.example/a%20b?k=v#x"`},
+		{`(u => { u.protocol = "https"; u.host = "h.example:443"; u.username = "me"; return u.href; })(new URL("http://e.com/"))`, `"https://me@h.example/"`},
+		{`(u => { u.searchParams.append("b", "2 3"); u.searchParams.set("a", "x&y"); return u.href; })(new URL("http://e.com/?a=1"))`, `"http://e.com/?a=x%26y&b=2+3"`},
+		{`(u => { const p = u.searchParams; u.search = "?z=9"; return [p.get("z"), p.get("a"), u.search]; })(new URL("http://e.com/?a=1"))`, `["9",null,"?z=9"]`},
+		{`JSON.stringify({ u: new URL("http://e.com") })`, `"{\"u\":\"http://e.com/\"}"`},
+
+		// URLSearchParams.
+		{`new URLSearchParams("?a=1&b=2+3&a=%C3%A9").getAll("a")`, `["1","é"]`},
+		{`new URLSearchParams({ x: "1", y: "two words&more" }).toString()`, `"x=1&y=two+words%26more"`},
+		{`(p => { p.sort(); p.delete("c"); return [...p]; })(new URLSearchParams([["c", "3"], ["b", "2"], ["a", "1"]]))`, `[["a","1"],["b","2"]]`},
+		{`(p => [p.has("a"), p.has("z"), p.size, [...p.keys()], [...p.values()], p.get("z")])(new URLSearchParams("a=1&b=2"))`, `[true,false,2,["a","b"],["1","2"],null]`},
+		{`(() => { const o = []; new URLSearchParams("a=1&b=2").forEach((v, k) => o.push(k + v)); return o; })()`, `["a1","b2"]`},
+		{`(p => { p.set("a", "9"); return p.toString(); })(new URLSearchParams("a=1&b=2&a=3"))`, `"a=9&b=2"`},
+
+		// crypto.
+		{`crypto.getRandomValues(new Uint8Array(32)).some((x) => x !== 0)`, `true`},
+		{`/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(crypto.randomUUID())`, `true`},
+		{`(() => { try { crypto.getRandomValues(new Float64Array(2)); } catch (e) { return e.name; } })()`, `"TypeMismatchError"`},
+		{`(() => { try { crypto.getRandomValues(new Uint8Array(65537)); } catch (e) { return e.name; } })()`, `"QuotaExceededError"`},
+		{`typeof crypto.subtle`, `"undefined"`},
+
+		// structuredClone.
+		{`(() => { const o = { d: new Date(0), m: new Map([[1, { x: 1 }]]), s: new Set([1, 2]), r: /a/gi, b: new Uint8Array([1, 2]), arr: [1, [2]], e: new RangeError("r") }; o.self = o; const c = structuredClone(o); return [c !== o, c.self === c, c.d.getTime(), c.m.get(1).x, [...c.s], c.r.flags, Array.from(c.b), c.arr[1][0], c.m.get(1) !== o.m.get(1), c.e instanceof RangeError, c.e.message]; })()`, `[true,true,0,1,[1,2],"gi",[1,2],2,true,true,"r"]`},
+		{`(() => { const buf = new ArrayBuffer(4); const c = structuredClone([new Uint8Array(buf), new Uint16Array(buf, 2)]); c[0][2] = 7; return [c[0].buffer === c[1].buffer, c[1][0]]; })()`, `[true,7]`},
+		{`(() => { try { structuredClone({ f() {} }); } catch (e) { return e.name; } })()`, `"DataCloneError"`},
+		{`(() => { try { structuredClone(Symbol("s")); } catch (e) { return e.name; } })()`, `"DataCloneError"`},
+
+		// AbortController, AbortSignal (on the timers), EventTarget; fetch
+		// with a signal aborted already rejects before the request.
+		{`(() => { const c = new AbortController(); const o = []; c.signal.onabort = () => o.push("on"); c.signal.addEventListener("abort", (e) => o.push(e.type)); c.abort("why"); c.abort("again"); return [c.signal.aborted, c.signal.reason, o]; })()`, `[true,"why",["on","abort"]]`},
+		{`(() => { const c = new AbortController(); c.abort(); try { c.signal.throwIfAborted(); } catch (e) { return [e.name, e instanceof DOMException]; } })()`, `["AbortError",true]`},
+		{`[AbortSignal.abort().aborted, new AbortController().signal.aborted, AbortSignal.any([AbortSignal.abort(1)]).reason]`, `[true,false,1]`},
+		{`await new Promise((r) => { const s = AbortSignal.timeout(10); s.addEventListener("abort", () => r([s.aborted, s.reason.name])); })`, `[true,"TimeoutError"]`},
+		{`await fetch("http://example.com/", { signal: AbortSignal.abort() }).then(() => "fetched", (e) => e.name)`, `"AbortError"`},
+		{`(() => { const t = new EventTarget(); let n = 0; t.addEventListener("x", () => n++, { once: true }); t.dispatchEvent(new Event("x")); t.dispatchEvent(new Event("x")); return n; })()`, `1`},
+
+		// What exists beside them, and what does not.
+		{`[typeof queueMicrotask, typeof atob, typeof performance.now, typeof DOMException, typeof fetch]`, `["function","function","function","function","function"]`},
+		{`[typeof process, typeof require, typeof setImmediate, typeof Buffer]`, `["undefined","undefined","undefined","undefined"]`},
+	} {
+		res, text := callText(t, cs, "eval", map[string]any{"expr": c.expr})
+		if res.IsError || text != c.want {
+			t.Errorf("%s\n = %s (isError %v)\nwant %s", c.expr, text, res.IsError, c.want)
+		}
+	}
+
+	// Two instances (two plugins on the same module) draw different random
+	// bytes: the sandbox's random_get is the host's crypto/rand.
+	uuid := `crypto.randomUUID()`
+	_, a := callText(t, cs, "eval", map[string]any{"expr": uuid})
+	_, b := callText(t, cs, "g2_eval", map[string]any{"expr": uuid})
+	if a == b || len(a) != 38 {
+		t.Errorf("randomUUID in two instances = %s and %s, want two different UUIDs", a, b)
+	}
+}
+
+// timersJS uses timers well and badly.
+const timersJS = `import { McpServer } from "mcphost";
+const s = new McpServer();
+const ms = { type: "object", properties: { ms: { type: "number" } }, required: ["ms"] };
+s.registerTool("ok", { description: "behaves" }, () => "ok");
+s.registerTool("sleep", { inputSchema: ms }, async ({ ms }) => {
+  await new Promise((r) => setTimeout(r, ms));
+  return "slept";
+});
+s.registerTool("interval", { description: "ticks until the deadline" }, () => new Promise(() => setInterval(() => {}, 5)));
+s.registerTool("storm", { description: "1,000 intervals of 1 ms until the deadline" }, () => new Promise(() => {
+  for (let i = 0; i < 1000; i++) setInterval(() => {}, 1);
+}));
+const n = { type: "object", properties: { n: { type: "integer" } }, required: ["n"] };
+s.registerTool("many", { inputSchema: n }, ({ n }) => new Promise((resolve, reject) => {
+  // n timers of 0 to 19 ms: those of one delay must fire in the order set.
+  const last = new Array(20).fill(-1);
+  let fired = 0;
+  for (let i = 0; i < n; i++) {
+    setTimeout(() => {
+      if (last[i % 20] > i) reject(new Error("timer " + last[i % 20] + " fired before " + i));
+      last[i % 20] = i;
+      if (++fired === n) resolve(n);
+    }, i % 20);
+  }
+}));
+s.registerTool("throws", { description: "a timer's callback throws" }, () => new Promise(() => {
+  setTimeout(() => { throw new Error("boom in a timer"); }, 1);
+}));
+s.registerTool("leave", { description: "returns with a timer set" }, () => {
+  setTimeout(() => { globalThis.leaked = true; }, 0);
+  setInterval(() => { globalThis.leaked = true; }, 1);
+  return "left";
+});
+s.registerTool("leaked", { description: "did a timer of an earlier call fire?" }, async () => {
+  await new Promise((r) => setTimeout(r, 20));
+  return String(globalThis.leaked);
+});
+`
+
+// TestJSTimersDeadlineAndHostile: a timer's wait is real (a 50 ms sleep
+// takes at least 50 ms, through the glue's WASI sleep on the host's
+// clock) and bounded by the call's deadline (a 60 s sleep under a 1 s
+// timeout fails with the deadline); intervals until the deadline, 1,000
+// of them, 100,000 timers and a throwing callback (a tool error naming
+// its place) end cleanly, and the next call is unaffected; 10,000 timers
+// fire in order; timers left when a call ends never fire.
+func TestJSTimersDeadlineAndHostile(t *testing.T) {
+	h, _ := newHost(t, fmt.Sprintf(`
+[server]
+watch = false
+[[plugin]]
+name = "timers"
+path = %[1]s
+timeout = "1s"
+max_instances = 1
+breaker_failures = 100
+[[plugin]]
+name = "long"
+path = %[1]s
+prefix = "long_"
+timeout = "60s"
+`, strconv.Quote(jsPlugin(t, timersJS))))
+	cs := connect(t, h, nil, "")
+	start := time.Now()
+	if res, text := callText(t, cs, "sleep", map[string]any{"ms": 50}); res.IsError || text != "slept" {
+		t.Errorf("sleep 50 = %q (isError %v)", text, res.IsError)
+	}
+	if d := time.Since(start); d < 50*time.Millisecond {
+		t.Errorf("sleep 50 took %v, want at least 50 ms", d)
+	}
+	for _, c := range []struct{ tool, want string }{
+		{"sleep", "timeout"},
+		{"interval", "timeout"},
+		{"storm", "timeout"},
+		{"throws", "Error: boom in a timer (at plugin.js:"},
+	} {
+		args := map[string]any{}
+		if c.tool == "sleep" {
+			args["ms"] = 60_000
+		}
+		start := time.Now()
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: c.tool, Arguments: args})
+		var msg string
+		switch {
+		case err != nil:
+			msg = err.Error()
+		case res.IsError:
+			for _, content := range res.Content {
+				if tc, ok := content.(*mcp.TextContent); ok {
+					msg += tc.Text
+				}
+			}
+		default:
+			t.Errorf("%s succeeded: %+v", c.tool, res)
+			continue
+		}
+		if !strings.Contains(msg, c.want) {
+			t.Errorf("%s failed with %q, want it to say %q", c.tool, msg, c.want)
+		}
+		t.Logf("%s (%v): %.200s", c.tool, time.Since(start).Round(time.Millisecond), msg)
+		if res, text := callText(t, cs, "ok", map[string]any{}); res.IsError || text != "ok" {
+			t.Errorf("ok after %s = %q (isError %v)", c.tool, text, res.IsError)
+		}
+	}
+	if res, text := callText(t, cs, "long_many", map[string]any{"n": 10_000}); res.IsError || text != "10000" {
+		t.Errorf("long_many 10,000 = %.200q (isError %v), want 10000", text, res.IsError)
+	}
+	// 100,000 timers under a 1 s timeout: all fired, or the call stopped
+	// at its deadline (how far it gets depends on the machine); either way
+	// the next call is served.
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "many", Arguments: map[string]any{"n": 100_000}})
+	switch {
+	case err != nil && strings.Contains(err.Error(), "timeout"):
+		t.Logf("many 100,000: %v", err)
+	case err != nil:
+		t.Errorf("many 100,000: %v, want 100000 or the timeout", err)
+	default:
+		if tc, ok := res.Content[0].(*mcp.TextContent); res.IsError || !ok || tc.Text != "100000" {
+			t.Errorf("many 100,000 = %+v, want 100000 or the timeout", res.Content)
+		}
+	}
+	if res, text := callText(t, cs, "ok", map[string]any{}); res.IsError || text != "ok" {
+		t.Errorf("ok after 100,000 timers = %q (isError %v)", text, res.IsError)
+	}
+	if res, text := callText(t, cs, "leave", map[string]any{}); res.IsError || text != "left" {
+		t.Errorf("leave = %q (isError %v)", text, res.IsError)
+	}
+	if res, text := callText(t, cs, "leaked", map[string]any{}); res.IsError || text != "undefined" {
+		t.Errorf("leaked = %q (isError %v), want undefined: the timers of an ended call must not fire", text, res.IsError)
 	}
 }

@@ -245,12 +245,15 @@ declare module "mcphost" {
     arrayBuffer(): Promise<ArrayBuffer>;
   }
 
-  /** What fetch takes; other RequestInit keys (signal, mode, …) are
-   * ignored. */
+  /** What fetch takes; other RequestInit keys (mode, …) are ignored. A
+   * signal aborted already rejects with its reason before the request is
+   * sent; once sent, a request runs to its end (bounded by the call's
+   * deadline). */
   export interface RequestInit {
     method?: string;
     headers?: Headers | Iterable<[string, string]> | Record<string, string>;
     body?: string | Uint8Array | ArrayBuffer | null;
+    signal?: AbortSignal | null;
   }
 
   /** The Fetch API's fetch over the host's http_request (ABI.md §7), also
@@ -266,4 +269,154 @@ declare module "mcphost" {
 
   /** Writes a line to the host's log (not to the client). */
   export function log(level: "debug" | "info" | "warn" | "error", ...args: unknown[]): void;
+}
+
+// The engine's globals beyond the language (sdk/js/README.md, "Globals"),
+// declared here because a plugin's tsconfig has no "DOM" lib and no Node
+// types: neither platform is what the engine is. fetch, Headers and
+// Response are the module's, also global.
+
+/** What setTimeout and setInterval return: as in Node, it converts to its
+ * number id (clearTimeout takes either); ref and unref do nothing (no
+ * timer outlives the call that set it). */
+interface Timeout {
+  ref(): Timeout;
+  unref(): Timeout;
+  hasRef(): boolean;
+  /** Starts the timer's delay again from now. */
+  refresh(): Timeout;
+  [Symbol.toPrimitive](): number;
+}
+/** Calls callback after ms (0 to 2^31-1; another value is 0), if the call
+ * that set it is still running then: timers left when a call ends are
+ * dropped. */
+declare function setTimeout<A extends unknown[]>(callback: (...args: A) => void, ms?: number, ...args: A): Timeout;
+/** Calls callback every ms (at least 1) while the call that set it runs. */
+declare function setInterval<A extends unknown[]>(callback: (...args: A) => void, ms?: number, ...args: A): Timeout;
+declare function clearTimeout(id: Timeout | number | undefined | null): void;
+declare function clearInterval(id: Timeout | number | undefined | null): void;
+declare function queueMicrotask(callback: () => void): void;
+declare function atob(data: string): string;
+declare function btoa(data: string): string;
+/** A deep copy by the structured clone algorithm: plain objects, arrays,
+ * Date, RegExp, Map, Set, ArrayBuffer, typed arrays, DataView, errors;
+ * cycles kept. A function, a symbol or another class's object throws a
+ * DOMException "DataCloneError". */
+declare function structuredClone<T>(value: T, options?: { transfer?: never[] }): T;
+
+/** console writes to the host's log (not to the client). */
+declare var console: {
+  log(...data: unknown[]): void;
+  info(...data: unknown[]): void;
+  debug(...data: unknown[]): void;
+  warn(...data: unknown[]): void;
+  error(...data: unknown[]): void;
+};
+declare var performance: { now(): number; readonly timeOrigin: number };
+
+declare var fetch: typeof import("mcphost").fetch;
+declare var Headers: typeof import("mcphost").Headers;
+type Headers = import("mcphost").Headers;
+declare var Response: typeof import("mcphost").Response;
+type Response = import("mcphost").Response;
+
+declare class DOMException extends Error {
+  constructor(message?: string, name?: string);
+  readonly name: string;
+  readonly code: number;
+}
+
+/** Random values from the host's crypto/rand. There is no crypto.subtle. */
+declare var crypto: {
+  getRandomValues<T extends Int8Array | Uint8Array | Uint8ClampedArray | Int16Array | Uint16Array | Int32Array | Uint32Array | BigInt64Array | BigUint64Array>(array: T): T;
+  randomUUID(): `${string}-${string}-${string}-${string}-${string}`;
+};
+
+/** UTF-8 encoding. */
+declare class TextEncoder {
+  readonly encoding: "utf-8";
+  encode(input?: string): Uint8Array;
+  encodeInto(source: string, destination: Uint8Array): { read: number; written: number };
+}
+/** UTF-8 decoding only (another label is a RangeError). */
+declare class TextDecoder {
+  constructor(label?: string, options?: { fatal?: boolean; ignoreBOM?: boolean });
+  readonly encoding: "utf-8";
+  readonly fatal: boolean;
+  readonly ignoreBOM: boolean;
+  decode(input?: ArrayBuffer | ArrayBufferView, options?: { stream?: boolean }): string;
+}
+
+/** The URL Standard's URL (host names: lower-casing and Punycode, no
+ * UTS #46 mapping). */
+declare class URL {
+  constructor(url: string | URL, base?: string | URL);
+  static canParse(url: string | URL, base?: string | URL): boolean;
+  static parse(url: string | URL, base?: string | URL): URL | null;
+  href: string;
+  readonly origin: string;
+  protocol: string;
+  username: string;
+  password: string;
+  host: string;
+  hostname: string;
+  port: string;
+  pathname: string;
+  search: string;
+  readonly searchParams: URLSearchParams;
+  hash: string;
+  toString(): string;
+  toJSON(): string;
+}
+declare class URLSearchParams implements Iterable<[string, string]> {
+  constructor(init?: string | URLSearchParams | Iterable<[string, string]> | Record<string, string>);
+  readonly size: number;
+  append(name: string, value: string): void;
+  delete(name: string, value?: string): void;
+  get(name: string): string | null;
+  getAll(name: string): string[];
+  has(name: string, value?: string): boolean;
+  set(name: string, value: string): void;
+  sort(): void;
+  forEach(callback: (value: string, name: string, params: URLSearchParams) => void, thisArg?: unknown): void;
+  entries(): IterableIterator<[string, string]>;
+  keys(): IterableIterator<string>;
+  values(): IterableIterator<string>;
+  [Symbol.iterator](): IterableIterator<[string, string]>;
+  toString(): string;
+}
+
+declare class Event {
+  constructor(type: string, init?: { bubbles?: boolean; cancelable?: boolean; composed?: boolean });
+  readonly type: string;
+  readonly target: EventTarget | null;
+  readonly currentTarget: EventTarget | null;
+  readonly defaultPrevented: boolean;
+  readonly cancelable: boolean;
+  readonly timeStamp: number;
+  preventDefault(): void;
+  stopPropagation(): void;
+  stopImmediatePropagation(): void;
+}
+type EventListenerOrObject = ((event: Event) => void) | { handleEvent(event: Event): void };
+declare class EventTarget {
+  addEventListener(type: string, listener: EventListenerOrObject | null, options?: boolean | { once?: boolean; capture?: boolean; signal?: AbortSignal }): void;
+  removeEventListener(type: string, listener: EventListenerOrObject | null, options?: boolean | { capture?: boolean }): void;
+  dispatchEvent(event: Event): boolean;
+}
+declare class AbortSignal extends EventTarget {
+  private constructor();
+  readonly aborted: boolean;
+  readonly reason: any;
+  onabort: ((event: Event) => void) | null;
+  throwIfAborted(): void;
+  static abort(reason?: unknown): AbortSignal;
+  /** Aborts with a DOMException "TimeoutError" after ms, if the call is
+   * still running then (it is a timer). */
+  static timeout(ms: number): AbortSignal;
+  static any(signals: Iterable<AbortSignal>): AbortSignal;
+}
+declare class AbortController {
+  readonly signal: AbortSignal;
+  abort(reason?: unknown): void;
 }

@@ -23,9 +23,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <wasi/api.h>
 
 #include "quickjs/quickjs.h"
 #include "prelude.h" /* prelude_js: prelude.js as a C string (build.sh) */
+#include "web.h"     /* web_js, url_js: web.js, url.js, globals evaluated at first use (build.sh) */
 
 /* ------------------------------------------------------------------------ */
 /* The host: Extism kernel (extism:host/env) and mcphost (extism:host/user).*/
@@ -130,6 +133,8 @@ static int32_t set_error_str(const char *s) { return set_error(s, strlen(s)); }
 static JSRuntime *rt;
 static JSContext *ctx;
 static JSValue dispatch; /* globalThis.__mcphost_dispatch */
+static JSValue tick;     /* globalThis.__mcphost_tick: the prelude's timers */
+static int timers_armed; /* the prelude set a timer since the last reset */
 static char *broken;     /* why the plugin could not start: every call fails with it */
 
 /* internal_error sets an ABI error {"code":-32603,"message":…} from the
@@ -248,21 +253,78 @@ static int run_jobs(void) {
 	}
 }
 
+/* call_global calls globalThis[name]() and returns its result. */
+static JSValue call_global(const char *name, int argc, JSValueConst *argv) {
+	JSValue global = JS_GetGlobalObject(ctx);
+	JSValue fn = JS_GetPropertyStr(ctx, global, name);
+	JS_FreeValue(ctx, global);
+	JSValue r = JS_Call(ctx, fn, JS_UNDEFINED, argc, argv);
+	JS_FreeValue(ctx, fn);
+	return r;
+}
+
+/* sleep_ms sleeps ms milliseconds through WASI (poll_oneoff on a clock):
+ * the host waits on its clock, during a call only and never past the
+ * call's deadline or cancellation (host/internal/plugin/sleep.go). */
+static void sleep_ms(double ms) {
+	if (!(ms > 0))
+		return;
+	if (ms > 1e9)
+		ms = 1e9;
+	struct timespec ts;
+	ts.tv_sec = (time_t)(ms / 1000);
+	ts.tv_nsec = (long)((ms - (double)ts.tv_sec * 1000) * 1e6);
+	nanosleep(&ts, NULL);
+}
+
 /* settle runs the job queue and returns v, or what the promise v resolved
- * to, or JS_EXCEPTION with the rejection pending. v is consumed. A promise
- * still pending is an error, unless asking and the prelude's
- * __mcphost_unsettled returns the questions the call's handler asked the
- * client (ABI.md §8): then those are the result. */
+ * to, or JS_EXCEPTION with the rejection pending. v is consumed. While
+ * the promise is pending with no job left, the prelude's timers run
+ * (__mcphost_tick fires those due until one leaves a job to run, or says
+ * how long to wait for the next; the glue sleeps that long) and the
+ * queue again. A promise
+ * pending with neither jobs nor timers left is an error, unless asking
+ * and the prelude's __mcphost_unsettled returns the questions the call's
+ * handler asked the client (ABI.md §8): then those are the result, at
+ * once (timers are not waited for: the handler runs again from its
+ * start with the answers). */
 static JSValue settle(JSValue v, int asking) {
 	if (JS_IsException(v))
 		return v;
-	if (run_jobs() < 0) {
-		JS_FreeValue(ctx, v);
-		return JS_EXCEPTION;
+	JSValue r;
+	for (;;) {
+		if (run_jobs() < 0) {
+			JS_FreeValue(ctx, v);
+			return JS_EXCEPTION;
+		}
+		if (!JS_IsPromise(v) || JS_PromiseState(ctx, v) != JS_PROMISE_PENDING)
+			break;
+		if (asking) {
+			r = call_global("__mcphost_unsettled", 0, NULL);
+			if (JS_IsException(r) || JS_IsString(r))
+				goto done;
+			JS_FreeValue(ctx, r);
+		}
+		if (!timers_armed || !JS_IsFunction(ctx, tick))
+			break;
+		double wait;
+		JSValue w = JS_Call(ctx, tick, JS_UNDEFINED, 0, NULL);
+		if (JS_IsException(w) || JS_ToFloat64(ctx, &wait, w) < 0) {
+			JS_FreeValue(ctx, w);
+			JS_FreeValue(ctx, v);
+			return JS_EXCEPTION;
+		}
+		JS_FreeValue(ctx, w);
+		if (wait == -2) { /* a timer's callback threw during a call */
+			r = call_global("__mcphost_timer_failed", 0, NULL);
+			goto done;
+		}
+		if (wait < 0)
+			break;
+		sleep_ms(wait);
 	}
 	if (!JS_IsPromise(v))
 		return v;
-	JSValue r;
 	switch (JS_PromiseState(ctx, v)) {
 	case JS_PROMISE_FULFILLED:
 		r = JS_PromiseResult(ctx, v);
@@ -271,21 +333,26 @@ static JSValue settle(JSValue v, int asking) {
 		r = JS_Throw(ctx, JS_PromiseResult(ctx, v));
 		break;
 	default:
-		if (asking) {
-			JSValue global = JS_GetGlobalObject(ctx);
-			JSValue fn = JS_GetPropertyStr(ctx, global, "__mcphost_unsettled");
-			JS_FreeValue(ctx, global);
-			r = JS_Call(ctx, fn, JS_UNDEFINED, 0, NULL);
-			JS_FreeValue(ctx, fn);
-			if (JS_IsException(r) || JS_IsString(r))
-				break;
-			JS_FreeValue(ctx, r);
-		}
-		r = JS_ThrowInternalError(ctx, "the promise never settled: it waits for something no job will do (there are no timers or I/O to wait for)");
+		r = JS_ThrowInternalError(ctx, "the promise never settled: it waits for something no job or timer will do");
 		break;
 	}
+done:
 	JS_FreeValue(ctx, v);
 	return r;
+}
+
+/* reset_timers drops the timers left when a call (or the module's
+ * evaluation) ends: an instance serves many calls, and a timer never
+ * fires outside the call that set it. */
+static void reset_timers(void) {
+	if (!timers_armed)
+		return;
+	timers_armed = 0;
+	JSValue arg = JS_NewInt32(ctx, -1);
+	JSValue r = JS_Call(ctx, tick, JS_UNDEFINED, 1, &arg);
+	if (JS_IsException(r))
+		JS_FreeValue(ctx, JS_GetException(ctx));
+	JS_FreeValue(ctx, r);
 }
 
 /* Native functions for the prelude. */
@@ -394,6 +461,154 @@ static JSValue js_http(JSContext *c, JSValueConst this_val, int argc, JSValueCon
 	return r;
 }
 
+/* native.armed(): the prelude set its first timer since the last reset. */
+static JSValue js_armed(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+	(void)c, (void)this_val, (void)argc, (void)argv;
+	timers_armed = 1;
+	return JS_UNDEFINED;
+}
+
+/* native.pending(): whether a job (a promise reaction) waits to run. */
+static JSValue js_pending(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+	(void)this_val, (void)argc, (void)argv;
+	return JS_NewBool(c, JS_IsJobPending(rt));
+}
+
+/* native.random(u8): fills the Uint8Array u8 from WASI random_get (the
+ * host's crypto/rand). */
+static JSValue js_random(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+	(void)this_val;
+	size_t n;
+	uint8_t *p = argc > 0 ? JS_GetUint8Array(c, &n, argv[0]) : NULL;
+	if (!p && (argc == 0 || JS_HasException(c)))
+		return argc ? JS_EXCEPTION : JS_ThrowTypeError(c, "random: no array");
+	if (n > 0 && __wasi_random_get(p, n) != 0)
+		return JS_ThrowInternalError(c, "crypto: the host gave no random bytes");
+	return JS_UNDEFINED;
+}
+
+/* native.encode(s): the UTF-8 bytes of the well-formed string s, a
+ * Uint8Array. */
+static JSValue js_encode(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+	(void)this_val;
+	size_t n;
+	const char *s = JS_ToCStringLen(c, &n, argc > 0 ? argv[0] : JS_UNDEFINED);
+	if (!s)
+		return JS_EXCEPTION;
+	JSValue r = JS_NewUint8ArrayCopy(c, (const uint8_t *)s, n);
+	JS_FreeCString(c, s);
+	return r;
+}
+
+/* native.decode(u8, fatal, stream): the text of the UTF-8 bytes of the
+ * Uint8Array u8, as the Encoding Standard's UTF-8 decoder: an invalid
+ * sequence (its maximal subpart) is one U+FFFD, or a TypeError when
+ * fatal. With stream, an incomplete sequence at the end is not decoded,
+ * and the result is [text, bytes decoded]. */
+static JSValue js_decode(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+	(void)this_val;
+	size_t n;
+	const uint8_t *b = argc > 0 ? JS_GetUint8Array(c, &n, argv[0]) : NULL;
+	if (!b && (argc == 0 || JS_HasException(c)))
+		return argc ? JS_EXCEPTION : JS_ThrowTypeError(c, "decode: no array");
+	int fatal = argc > 1 && JS_ToBool(c, argv[1]);
+	int stream = argc > 2 && JS_ToBool(c, argv[2]);
+	uint16_t *out = js_malloc(c, (n + 1) * sizeof(uint16_t));
+	if (!out)
+		return JS_EXCEPTION;
+	size_t o = 0, i = 0, start = 0;
+	uint32_t cp = 0;
+	int needed = 0, seen = 0;
+	uint8_t lower = 0x80, upper = 0xBF;
+	while (i < n) {
+		uint8_t x = b[i];
+		if (needed == 0) {
+			start = i++;
+			if (x <= 0x7F) {
+				out[o++] = x;
+			} else if (x >= 0xC2 && x <= 0xDF) {
+				needed = 1, cp = x & 0x1F;
+			} else if (x >= 0xE0 && x <= 0xEF) {
+				if (x == 0xE0)
+					lower = 0xA0;
+				if (x == 0xED)
+					upper = 0x9F;
+				needed = 2, cp = x & 0xF;
+			} else if (x >= 0xF0 && x <= 0xF4) {
+				if (x == 0xF0)
+					lower = 0x90;
+				if (x == 0xF4)
+					upper = 0x8F;
+				needed = 3, cp = x & 0x7;
+			} else {
+				goto invalid;
+			}
+			continue;
+		}
+		if (x < lower || x > upper) { /* x starts over, after one U+FFFD */
+			needed = seen = 0, lower = 0x80, upper = 0xBF;
+			goto invalid;
+		}
+		i++;
+		lower = 0x80, upper = 0xBF;
+		cp = (cp << 6) | (x & 0x3F);
+		if (++seen < needed)
+			continue;
+		if (cp > 0xFFFF) {
+			out[o++] = (uint16_t)(0xD800 + ((cp - 0x10000) >> 10));
+			out[o++] = (uint16_t)(0xDC00 + ((cp - 0x10000) & 0x3FF));
+		} else {
+			out[o++] = (uint16_t)cp;
+		}
+		needed = seen = 0;
+		continue;
+	invalid:
+		if (fatal) {
+			js_free(c, out);
+			return JS_ThrowTypeError(c, "The encoded data was not valid for encoding utf-8 (at byte %zu)", start);
+		}
+		out[o++] = 0xFFFD;
+	}
+	size_t used = n;
+	if (needed) {
+		if (stream) {
+			used = start;
+		} else if (fatal) {
+			js_free(c, out);
+			return JS_ThrowTypeError(c, "The encoded data was not valid for encoding utf-8 (it ends inside a character)");
+		} else {
+			out[o++] = 0xFFFD;
+		}
+	}
+	JSValue s = JS_NewStringUTF16(c, out, o);
+	js_free(c, out);
+	if (!stream || JS_IsException(s))
+		return s;
+	JSValue pair = JS_NewArray(c);
+	JS_SetPropertyUint32(c, pair, 0, s);
+	JS_SetPropertyUint32(c, pair, 1, JS_NewInt64(c, (int64_t)used));
+	return pair;
+}
+
+/* native.lazy(file): evaluates web.js or url.js, the globals the
+ * prelude defines at their first use (timers, TextEncoder, … ; URL,
+ * URLSearchParams), and returns its value. */
+static JSValue js_lazy(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+	(void)this_val;
+	const char *file = argc > 0 ? JS_ToCString(c, argv[0]) : NULL;
+	if (!file)
+		return JS_EXCEPTION;
+	JSValue r;
+	if (!strcmp(file, "web"))
+		r = JS_Eval(c, web_js, strlen(web_js), "mcphost:web.js", JS_EVAL_TYPE_GLOBAL);
+	else if (!strcmp(file, "url"))
+		r = JS_Eval(c, url_js, strlen(url_js), "mcphost:url.js", JS_EVAL_TYPE_GLOBAL);
+	else
+		r = JS_ThrowInternalError(c, "lazy: no file %s", file);
+	JS_FreeCString(c, file);
+	return r;
+}
+
 /* The module loader: "mcphost" is the prelude; nothing else can be had. */
 static JSModuleDef *load_module(JSContext *c, const char *name, void *opaque) {
 	(void)opaque;
@@ -431,6 +646,12 @@ static int32_t start(void) {
 	JS_SetPropertyStr(ctx, native, "notify", JS_NewCFunction(ctx, js_notify, "notify", 2));
 	JS_SetPropertyStr(ctx, native, "config", JS_NewCFunction(ctx, js_config, "config", 1));
 	JS_SetPropertyStr(ctx, native, "http", JS_NewCFunction(ctx, js_http, "http", 1));
+	JS_SetPropertyStr(ctx, native, "armed", JS_NewCFunction(ctx, js_armed, "armed", 0));
+	JS_SetPropertyStr(ctx, native, "pending", JS_NewCFunction(ctx, js_pending, "pending", 0));
+	JS_SetPropertyStr(ctx, native, "random", JS_NewCFunction(ctx, js_random, "random", 1));
+	JS_SetPropertyStr(ctx, native, "encode", JS_NewCFunction(ctx, js_encode, "encode", 1));
+	JS_SetPropertyStr(ctx, native, "decode", JS_NewCFunction(ctx, js_decode, "decode", 3));
+	JS_SetPropertyStr(ctx, native, "lazy", JS_NewCFunction(ctx, js_lazy, "lazy", 1));
 	JS_SetPropertyStr(ctx, global, "__mcphost_native", native);
 
 	/* The plugin's source, from the host (its mcphost.js section). */
@@ -455,6 +676,7 @@ static int32_t start(void) {
 		return internal_error(broken);
 	}
 	JS_FreeValue(ctx, pre);
+	tick = JS_GetPropertyStr(ctx, global, "__mcphost_tick");
 
 	JSValue r = settle(JS_Eval(ctx, src, len, PLUGIN_FILE, JS_EVAL_TYPE_MODULE), 0);
 	free(src);
@@ -472,6 +694,7 @@ static int32_t start(void) {
 		return internal_error(broken);
 	}
 	JS_FreeValue(ctx, r);
+	reset_timers();
 	dispatch = JS_GetPropertyStr(ctx, global, "__mcphost_dispatch");
 	JS_FreeValue(ctx, global);
 	return 0;
@@ -492,6 +715,7 @@ static int32_t serve(const char *name) {
 	JSValue r = settle(JS_Call(ctx, dispatch, JS_UNDEFINED, 2, args), 1);
 	JS_FreeValue(ctx, args[0]);
 	JS_FreeValue(ctx, args[1]);
+	reset_timers();
 	if (JS_IsException(r))
 		return fail_with_exception(name);
 	size_t len;

@@ -230,22 +230,13 @@ export function config(key) {
 
 // utf8 returns the UTF-8 bytes of the string s (lone surrogates as U+FFFD).
 function utf8(s) {
-  const bin = unescape(encodeURIComponent(s.toWellFormed()));
-  const b = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) b[i] = bin.charCodeAt(i);
-  return b;
+  return native.encode(s.toWellFormed());
 }
 
-// fromUtf8 returns the text of the UTF-8 bytes b; bytes that are not
-// UTF-8 are kept one character each.
+// fromUtf8 returns the text of the UTF-8 bytes b (a Uint8Array), as
+// TextDecoder does: an invalid sequence is U+FFFD.
 function fromUtf8(b) {
-  let bin = "";
-  for (let i = 0; i < b.length; i += 8192) bin += String.fromCharCode(...b.subarray(i, i + 8192));
-  try {
-    return decodeURIComponent(escape(bin));
-  } catch {
-    return bin;
-  }
+  return native.decode(b, false, false);
 }
 
 // Headers is the part of the Fetch API's Headers a plugin needs: names are
@@ -305,10 +296,14 @@ export class Response {
 // A request the host refuses or that fails rejects with a TypeError naming
 // the method, the URL and the host's reason. The request is made at once
 // (the engine has no I/O to overlap), so awaiting several fetches runs
-// them one after the other. init: { method, headers, body } with body a
-// string, a Uint8Array or an ArrayBuffer; signal, mode, credentials and
-// the like are ignored.
+// them one after the other. init: { method, headers, body, signal } with
+// body a string, a Uint8Array or an ArrayBuffer; a signal aborted already
+// rejects with its reason before the request is sent (once sent, a
+// request runs to its end: the engine has no I/O to abort); mode,
+// credentials and the like are ignored.
 export async function fetch(input, init = {}) {
+  const signal = init?.signal ?? input?.signal;
+  if (signal?.aborted) throw signal.reason;
   const url = typeof input === "string" ? input : String(input?.url ?? input?.href ?? input);
   const method = String(init?.method ?? input?.method ?? "GET").toUpperCase();
   const headers = Object.fromEntries(new Headers(init?.headers ?? input?.headers));
@@ -331,6 +326,54 @@ export async function fetch(input, init = {}) {
 globalThis.fetch = fetch;
 globalThis.Headers = Headers;
 globalThis.Response = Response;
+
+// The web platform's globals beyond the language: each is a getter that
+// evaluates the file that defines it (web.js, or url.js for URL and
+// URLSearchParams) at its first use and then replaces that file's globals
+// with plain properties, so that an instance that uses none of them never
+// parses it (web.js takes ~10 ms to parse). Present without them
+// (QuickJS's own): queueMicrotask, atob, btoa, performance, DOMException.
+let web = null;
+const lazyFiles = {
+  web: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Event", "EventTarget",
+    "AbortController", "AbortSignal", "crypto", "TextEncoder", "TextDecoder", "structuredClone"],
+  url: ["URL", "URLSearchParams"],
+};
+const lazyGetters = new Map();
+const loaded = {};
+
+function loadLazy(file) {
+  if (loaded[file] !== undefined) return loaded[file];
+  const got = native.lazy(file)({
+    encode: native.encode,
+    decode: native.decode,
+    random: native.random,
+    armed: native.armed,
+    pending: native.pending,
+    report: (err, what) => log("error", `${what} threw: ${errorText(err)}`),
+  });
+  loaded[file] = got;
+  if (file === "web") web = got;
+  for (const name of lazyFiles[file]) {
+    if (Object.getOwnPropertyDescriptor(globalThis, name)?.get === lazyGetters.get(name)) {
+      Object.defineProperty(globalThis, name, { value: got.globals[name], writable: true, configurable: true, enumerable: false });
+    }
+  }
+  return got;
+}
+
+for (const [file, names] of Object.entries(lazyFiles)) {
+  for (const name of names) {
+    const get = () => loadLazy(file).globals[name];
+    lazyGetters.set(name, get);
+    Object.defineProperty(globalThis, name, {
+      get,
+      set(v) { Object.defineProperty(globalThis, name, { value: v, writable: true, configurable: true, enumerable: false }); },
+      configurable: true,
+      enumerable: false,
+    });
+  }
+}
 
 globalThis.console = {
   log: (...a) => log("info", ...a),
@@ -515,10 +558,16 @@ async function callTool(env) {
     const value = await tool.handler(req.arguments ?? {}, context(env, rounds(env)));
     return "O" + JSON.stringify(toolResult(tool, value));
   } catch (err) {
-    if (err instanceof McpError) return protocolError(err.code, err.message, err.data);
-    log("warn", `tool ${JSON.stringify(req.name)} failed: ${errorText(err)}`);
-    return "O" + JSON.stringify({ content: [{ type: "text", text: errorText(err) }], isError: true });
+    return toolFailure(req.name, err);
   }
+}
+
+// toolFailure is the result of tool name's handler having thrown err: a
+// tool error with the error's text, or the McpError's protocol error.
+function toolFailure(name, err) {
+  if (err instanceof McpError) return protocolError(err.code, err.message, err.data);
+  log("warn", `tool ${JSON.stringify(name)} failed: ${errorText(err)}`);
+  return "O" + JSON.stringify({ content: [{ type: "text", text: errorText(err) }], isError: true });
 }
 
 // failed is the ABI error of a callback of what that threw err: an
@@ -636,11 +685,32 @@ const exportsTable = {
 // evaluated with this, so that it names the place in the plugin's sources.
 globalThis.__mcphost_error_text = errorText;
 
+// serving is the export being served and its envelope: a timer's
+// callback that throws ends that call (__mcphost_timer_failed).
+let serving = null;
+
 globalThis.__mcphost_dispatch = (name, input) => {
   asking = null;
+  serving = null;
   const fn = exportsTable[name];
   if (!fn) return protocolError(-32603, `the JavaScript engine has no export ${name}`);
-  return fn(JSON.parse(input));
+  const env = JSON.parse(input);
+  serving = { name, env };
+  return fn(env);
+};
+
+// __mcphost_tick is the glue's way to the timers (web.js: tick): it fires
+// the timer that is due and returns 0, or the milliseconds to wait for
+// the next, or -1 when none is left, or -2 when a callback threw during a
+// call; __mcphost_tick(-1) drops them all (at the end of every call).
+globalThis.__mcphost_tick = (mode) => (web === null ? -1 : web.tick(mode, serving !== null));
+
+// __mcphost_timer_failed is the call's output when a timer's callback
+// threw: what the handler's own throw would have given.
+globalThis.__mcphost_timer_failed = () => {
+  const err = web.timerFailure();
+  if (serving?.name === "call_tool") return toolFailure(serving.env.request?.name, err);
+  return failed(`${serving?.name ?? "the call"}: a timer's callback`, err);
 };
 
 // __mcphost_has tells whether the plugin registered anything an export
