@@ -297,7 +297,7 @@ func newPlugin(opts Options, maxInstances int, mounts []mount) *Plugin {
 		logLines:       newOutputBudget(),
 		name:           opts.Name,
 		timeout:        opts.Timeout,
-		compileTimeout: cmp.Or(opts.CompileTimeout, DefaultCompileTimeout),
+		compileTimeout: cmp.Or(opts.CompileTimeout, DefaultCompileTimeout*compileTimeoutScale),
 		activationWait: MinActivationWait,
 		deflateDelay:   deflateDelay,
 		maxOutputBytes: opts.MaxOutputBytes,
@@ -477,7 +477,8 @@ func compile(ctx context.Context, timeout time.Duration, m extism.Manifest, cfg 
 }
 
 // DefaultCompileTimeout bounds the compilation of one module when
-// Options.CompileTimeout is 0. A module within the limits of CheckLimits
+// Options.CompileTimeout is 0 (five times as long in a build with the race
+// detector, race.go). A module within the limits of CheckLimits
 // compiles in seconds (the largest example plugin, 4 MB of Go, in 1-5 s
 // on 2 busy cores); one that takes longer is refused rather than left to
 // hold a core.
