@@ -187,9 +187,9 @@ func TestSearchProfileFindsAndCallsAmongAThousandTools(t *testing.T) {
 				}
 			}
 			for args, want := range map[string]string{
-				`{}`:                          `tool "call_tool": invalid arguments: missing required arguments: ["name"]`,
+				`{}`:                    `tool "call_tool": invalid arguments: missing required arguments: ["name"]`,
 				`{"name":"echo","x":1}`: `unexpected argument "x"`,
-				`{"name":7}`:                  `argument "name" must be a tool's name`,
+				`{"name":7}`:            `argument "name" must be a tool's name`,
 			} {
 				res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "call_tool", Arguments: json.RawMessage(args)})
 				if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, want) {
