@@ -504,7 +504,7 @@ func revisionFields(next mcp.MethodHandler) mcp.MethodHandler {
 		if v, ok := req.(interface{ ProtocolVersion() string }); ok && v.ProtocolVersion() >= revisionCacheable {
 			return res, nil
 		}
-		return withoutCacheFields{res}, nil
+		return withoutCache(res), nil
 	}
 }
 

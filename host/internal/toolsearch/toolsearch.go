@@ -16,6 +16,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -141,8 +142,12 @@ func (ix *Index) Search(query string, limit int, allow func(doc int) bool) []Hit
 	}
 	slices.Sort(words)
 	words = slices.Compact(words)
-	scores := make([]float32, len(ix.lengths))
-	var touched []int32
+	sc := scratchPool.Get().(*scratch)
+	defer sc.release()
+	if len(sc.scores) < len(ix.lengths) {
+		sc.scores = make([]float32, len(ix.lengths))
+	}
+	scores := sc.scores
 	n := float64(len(ix.lengths))
 	for _, w := range words {
 		ps := ix.postings[w]
@@ -155,13 +160,26 @@ func (ix *Index) Search(query string, limit int, allow func(doc int) bool) []Hit
 			tf := float64(p.tf)
 			norm := 1 - b + b*float64(ix.lengths[p.doc])/ix.avgLen
 			if scores[p.doc] == 0 {
-				touched = append(touched, p.doc)
+				sc.touched = append(sc.touched, p.doc)
 			}
 			scores[p.doc] += float32(idf * tf * (k1 + 1) / (tf + k1*norm))
 		}
 	}
+	touched := sc.touched
+	if len(touched) > len(ix.lengths)/16 {
+		// Many matches: a pass over every score is cheaper than sorting
+		// them, and gives them in document order (for ties) too.
+		touched = touched[:0]
+		for d, s := range scores[:len(ix.lengths)] {
+			if s != 0 {
+				touched = append(touched, int32(d))
+			}
+		}
+		sc.touched = touched
+	} else {
+		slices.Sort(touched)
+	}
 	// The best limit, kept in a min-heap (worst on top) by (score, -doc).
-	slices.Sort(touched) // document order, for ties
 	top := make([]Hit, 0, min(limit, len(touched)))
 	worse := func(a, b Hit) bool { return a.Score < b.Score || (a.Score == b.Score && a.Doc > b.Doc) }
 	for _, d := range touched {
@@ -191,6 +209,24 @@ func (ix *Index) Search(query string, limit int, allow func(doc int) bool) []Hit
 	})
 	return top
 }
+
+// scratch is what one search needs as it scores: a score for every
+// document (zero between searches) and the documents it touched.
+type scratch struct {
+	scores  []float32
+	touched []int32
+}
+
+// release zeroes the scores it touched and puts sc back in the pool.
+func (sc *scratch) release() {
+	for _, d := range sc.touched {
+		sc.scores[d] = 0
+	}
+	sc.touched = sc.touched[:0]
+	scratchPool.Put(sc)
+}
+
+var scratchPool = sync.Pool{New: func() any { return &scratch{} }}
 
 func up(h []Hit, i int, less func(a, b Hit) bool) {
 	for i > 0 {
