@@ -169,3 +169,55 @@ func BenchmarkSearchTools(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSearchProfileMemory reports what one more search profile costs
+// on the 100-plugin host (1,000 tools): the Go heap in use after a reload
+// that adds 10 search profiles over every tool (each prefixed: its own
+// view) and one search through each (which builds its index), less
+// before, over 10. Run with -benchtime 1x. Goal (issue 31): < 1 MiB.
+func BenchmarkSearchProfileMemory(b *testing.B) {
+	const profiles = 10
+	base := hundredPluginsConfig(b, benchCacheDir(b))
+	path := testutil.WriteConfig(b, base)
+	h := newBenchHostAt(b, path)
+	heap := func() uint64 {
+		var m runtime.MemStats
+		for range 3 {
+			runtime.GC()
+		}
+		runtime.ReadMemStats(&m)
+		return m.HeapInuse
+	}
+	var more strings.Builder
+	for i := range profiles {
+		fmt.Fprintf(&more, "[[profile]]\nname = \"find%02d\"\ntools = [\"*\"]\nprefix = \"f%d_\"\nsearch = true\n", i, i)
+	}
+	for range b.N {
+		if err := h.Reload(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		before := heap()
+		if err := os.WriteFile(path, []byte(base+more.String()), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		if err := h.Reload(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		for i := range profiles {
+			cs := connectInMemory(b, h.ProfileServer(fmt.Sprintf("find%02d", i)), "2025-11-25")
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "tool 3"}})
+			if err != nil || res.IsError {
+				b.Fatalf("search_tools: %v %+v", err, res)
+			}
+			cs.Close()
+		}
+		after := heap()
+		b.ReportMetric(float64(int64(after)-int64(before))/profiles/1024, "KiB/profile")
+		if err := os.WriteFile(path, []byte(base), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		if err := h.Reload(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
