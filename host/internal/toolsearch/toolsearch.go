@@ -87,9 +87,9 @@ func New(docs []Document) *Index {
 		add(d.Title, weightTitle)
 		add(d.Description, weightDescription)
 		if len(d.InputSchema) > 0 {
-			var schema any
+			var schema schemaNode
 			if json.Unmarshal(d.InputSchema, &schema) == nil {
-				schemaWords(schema, 0, add)
+				schemaWords(&schema, 0, add)
 			}
 		}
 		for w, f := range tf {
@@ -104,26 +104,28 @@ func New(docs []Document) *Index {
 	return ix
 }
 
-// schemaWords adds the names and descriptions of the properties of
-// schema (and of their object properties, to maxSchemaDepth).
-func schemaWords(schema any, depth int, add func(string, float32)) {
-	m, ok := schema.(map[string]any)
-	if !ok || depth >= maxSchemaDepth {
+// schemaNode is what the index reads of a schema: decoding into it skips
+// everything else, which decoding into any would build.
+type schemaNode struct {
+	Title       string                `json:"title"`
+	Description string                `json:"description"`
+	Properties  map[string]schemaNode `json:"properties"`
+	Items       *schemaNode           `json:"items"`
+}
+
+// schemaWords adds the names, titles and descriptions of the properties
+// of schema (and of their object properties and items, to
+// maxSchemaDepth).
+func schemaWords(schema *schemaNode, depth int, add func(string, float32)) {
+	if schema == nil || depth >= maxSchemaDepth {
 		return
 	}
-	props, _ := m["properties"].(map[string]any)
-	for name, p := range props {
+	for name, p := range schema.Properties {
 		add(name, weightProperty)
-		if pm, ok := p.(map[string]any); ok {
-			if d, ok := pm["description"].(string); ok {
-				add(d, weightPropertyDoc)
-			}
-			if t, ok := pm["title"].(string); ok {
-				add(t, weightPropertyDoc)
-			}
-			schemaWords(pm, depth+1, add)
-			schemaWords(pm["items"], depth+1, add)
-		}
+		add(p.Description, weightPropertyDoc)
+		add(p.Title, weightPropertyDoc)
+		schemaWords(&p, depth+1, add)
+		schemaWords(p.Items, depth+1, add)
 	}
 }
 
