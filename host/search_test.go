@@ -381,3 +381,61 @@ search = true
 		t.Errorf("a task through call_tool = %v, want completed", done)
 	}
 }
+
+// TestSearchProfileCarriesProgressAndRounds: through call_tool the tool
+// gets the request's progress token, and asks the client for input (a
+// multi-round trip) as a direct call does, for both kinds of client.
+func TestSearchProfileCarriesProgressAndRounds(t *testing.T) {
+	h, _ := newHost(t, `
+[server]
+watch = false
+[[plugin]]
+name = "everything"
+path = "`+testutil.GoPlugin(t, "plugins/everything")+`"
+timeout = "10s"
+[[profile]]
+name = "s"
+plugins = ["everything"]
+search = true
+`)
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			progress := make(chan *mcp.ProgressNotificationParams, 20)
+			serverT, clientT := mcp.NewInMemoryTransports()
+			ss, err := h.ProfileServer("s").Connect(t.Context(), serverT, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "search-rounds", Version: "1"}, &mcp.ClientOptions{
+				ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+					progress <- req.Params
+				},
+				CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+					return &mcp.CreateMessageResult{Role: "assistant", Model: "test-model", Content: &mcp.TextContent{Text: "Paris"}}, nil
+				},
+			}).Connect(t.Context(), clientT, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cs.Close(); ss.Wait() })
+
+			params := &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "test_tool_with_progress", "arguments": map[string]any{}}}
+			params.SetProgressToken("tok-9")
+			if res, err := cs.CallTool(t.Context(), params); err != nil || res.IsError {
+				t.Fatalf("test_tool_with_progress through call_tool: %v %+v", err, res)
+			}
+			select {
+			case p := <-progress:
+				if p.ProgressToken != "tok-9" {
+					t.Errorf("progress = %+v", p)
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatal("no progress notification through call_tool")
+			}
+			res, text, err := callThrough(t, cs, "test_sampling", map[string]any{"prompt": "Capital of France?"})
+			if err != nil || res.IsError || text != "LLM response: Paris" {
+				t.Errorf("test_sampling through call_tool = %q, %v", text, err)
+			}
+		})
+	}
+}
