@@ -31,6 +31,11 @@ type catalog struct {
 	// leftOut is, for each plugin, what it lists and c does not serve
 	// (leftout.go).
 	leftOut map[*loadedPlugin][]LeftOut
+	// search is the tool search index of a search profile's view (nil
+	// for any other catalog); searchLeftOut says which tools it left out
+	// for having a built-in tool's name (search.go).
+	search        *toolIndex
+	searchLeftOut []string
 }
 
 type toolEntry struct {

@@ -20,6 +20,7 @@ package host
 // Then, for every MCP request whatever the transport (mcpMiddleware, in
 // the order go-sdk's AddReceivingMiddleware runs them):
 //
+//	   searchCalls     through a search profile: call_tool becomes the tools/call of the tool it names (search.go)
 //	M0 traceRequests   [server.telemetry]/OTEL_*: the request's span and mcp.server.operation.duration (trace.go)
 //	M1 revisionFields  drops ttlMs/cacheScope from results for sessions before 2026-07-28
 //	M2 resolve         looks the target up once: catalog snapshot + plugin generation, into ctx
@@ -28,6 +29,7 @@ package host
 //	M5 enforceScopes   [server.auth]: lists filtered and items refused by the token's scopes
 //	M6 countInFlight   counts the request and ties it to its session's and the host's life
 //	M7 taskMethods     serves tasks/get, tasks/update, tasks/cancel; a tools/call the plugin runs as a task gets the task (tasks.go)
+//	   searchDispatch  through a search profile: go-sdk gets call_tool back, whose handler calls callTool with the inner request
 //	   go-sdk's multi-round-trip middleware (idle: see below), then its dispatch (tool input checked against the schema)
 //	   the handler (handlers.go): callTool, readResource, getPrompt, complete, subscribe;
 //	   for a session before 2026-07-28, callTool, readResource and getPrompt ask the
@@ -101,7 +103,13 @@ func (h *Host) httpChain(mcpHandler http.Handler, listenAddr string, stateless b
 // p is the profile the server serves (nil: /mcp): resolve looks requests
 // up in its view, and observe labels them with its name.
 func (h *Host) mcpMiddleware(p *profile) []mcp.Middleware {
-	return []mcp.Middleware{h.traceRequests, revisionFields, h.resolve(p), h.observe(p), h.limitInFlight, h.enforceScopes, h.countInFlight, h.taskMethods}
+	mw := []mcp.Middleware{h.traceRequests, revisionFields, h.resolve(p), h.observe(p), h.limitInFlight, h.enforceScopes, h.countInFlight, h.taskMethods}
+	if p != nil {
+		// Tool search's call_tool is the call of the tool it names, for
+		// every step between these two (search.go).
+		mw = append(append([]mcp.Middleware{h.searchCalls(p)}, mw...), searchDispatch)
+	}
+	return mw
 }
 
 // originGuard refuses requests addressed to another host or sent by a page
@@ -336,6 +344,8 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 // them (auth.ToolCalls: 400 for what it cannot read), and looks every name
 // of a batch up in one catalog; one refused call refuses the whole batch.
 // It is the only tool-scope check before go-sdk (TestAuthToolScopesRefusedBeforeGoSDK).
+// Through a search profile, a call of call_tool is checked as the call of
+// the tool it names (auth.ToolCallsThrough).
 func (h *Host) checkToolScopes(p *profile, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
@@ -346,7 +356,7 @@ func (h *Host) checkToolScopes(p *profile, next http.Handler) http.Handler {
 		if !ok {
 			return
 		}
-		names, err := auth.ToolCalls(body)
+		names, err := auth.ToolCallsThrough(body, searchThrough(p))
 		if err != nil {
 			http.Error(w, "Bad Request: "+err.Error(), http.StatusBadRequest)
 			return
@@ -494,7 +504,7 @@ func revisionFields(next mcp.MethodHandler) mcp.MethodHandler {
 		if v, ok := req.(interface{ ProtocolVersion() string }); ok && v.ProtocolVersion() >= revisionCacheable {
 			return res, nil
 		}
-		return withoutCacheFields{res}, nil
+		return withoutCache(res), nil
 	}
 }
 

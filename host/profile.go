@@ -42,6 +42,9 @@ type profile struct {
 	cfg atomic.Pointer[config.Profile]
 	// catalog is the profile's view of the host's catalog.
 	catalog atomic.Pointer[catalog]
+	// search: the server registers tool search's two tools instead of
+	// the view's (changed with reloadMu held).
+	search bool
 }
 
 // profileSet is every profile served, by name. It is built whole and
@@ -223,9 +226,22 @@ func (h *Host) applyProfiles(cfgs []config.Profile, c *catalog) error {
 		}
 		p.cfg.Store(&pc)
 		v := c.view(&pc, h.logger)
+		if pc.Search {
+			v.search = &toolIndex{}
+			if err := v.leaveOutBuiltins(pc.Name); err != nil {
+				errs = append(errs, err)
+			}
+		}
 		before := p.catalog.Load()
 		p.catalog.Store(v)
-		v.applyTo(p.server, before, h)
+		// A search profile registers its two tools instead of its view's
+		// (search.go); the built-ins go before the view's tools come back.
+		wasSearch := p.search
+		if !pc.Search {
+			p.search = h.applySearch(p, wasSearch, false)
+		}
+		registered(v, pc.Search).applyTo(p.server, registered(before, wasSearch), h)
+		p.search = h.applySearch(p, p.search, pc.Search)
 		next[pc.Name] = p
 	}
 	h.profiles.Store(&next)
@@ -292,7 +308,8 @@ type ProfileInfo struct {
 	Resources, Templates, Prompts int
 	// Scopes are the scopes its requests need ([server.auth]).
 	Scopes []string
-	// Search: it serves tool search instead of its tools.
+	// Search: it serves tool search instead of its tools; Tools are then
+	// the tools its search finds (before a token's scopes).
 	Search bool
 	// Problems are what in its table selects nothing: a tools pattern no
 	// served tool matches, a rename of a tool it does not serve, a name
@@ -344,8 +361,9 @@ func profileProblems(pc *config.Profile, c, v *catalog) []string {
 			selected++
 		}
 	}
-	if selected > len(v.tools) {
-		problems = append(problems, fmt.Sprintf("%d tool(s) left out: their names in the profile are taken by another of its tools (see the log)", selected-len(v.tools)))
+	problems = append(problems, v.searchLeftOut...)
+	if taken := selected - len(v.tools) - len(v.searchLeftOut); taken > 0 {
+		problems = append(problems, fmt.Sprintf("%d tool(s) left out: their names in the profile are taken by another of its tools (see the log)", taken))
 	}
 	if len(v.tools)+len(v.resources)+len(v.templates)+len(v.prompts) == 0 {
 		problems = append(problems, "serves nothing")

@@ -106,3 +106,118 @@ func BenchmarkProfileMemory(b *testing.B) {
 		}
 	}
 }
+
+// searchBenchConfig is a host of plugins WAT plugins of perPlugin tools
+// each (tiny modules: quick to build and load; names, descriptions and a
+// one-property schema vary per tool), with the search profile "all" over
+// every tool.
+func searchBenchConfig(b *testing.B, plugins, perPlugin int) string {
+	verbs := []string{"get", "list", "create", "update", "delete", "search", "send", "read", "archive", "sync"}
+	nouns := []string{"issue", "file", "email", "calendar_event", "repository", "ticket", "invoice", "user", "channel", "document", "weather", "build", "deployment", "metric", "alert", "bucket", "comment", "label", "project", "release"}
+	var cfg strings.Builder
+	fmt.Fprintf(&cfg, "[server]\nwatch = false\ncache_dir = %q\n", benchCacheDir(b))
+	for i := range plugins {
+		tools := make([]string, 0, perPlugin)
+		for j := range perPlugin {
+			verb, noun := verbs[j%len(verbs)], nouns[(j/len(verbs)+i)%len(nouns)]
+			tools = append(tools, fmt.Sprintf(`{"name":"%s_%s_%d","description":"%s a %s of service %d (variant %d). Use it when the user asks to %s one.","inputSchema":{"type":"object","properties":{"id":{"type":"string","description":"The %s's id."}},"required":["id"]}}`,
+				verb, noun, j, verb, noun, i, j, verb, noun))
+		}
+		p := testutil.WATPlugin{Tools: `{"tools":[` + strings.Join(tools, ",") + `]}`}
+		fmt.Fprintf(&cfg, "[[plugin]]\nname = \"s%03d\"\npath = %q\nprefix = \"s%03d_\"\n", i, p.Build(b), i)
+	}
+	cfg.WriteString("[[profile]]\nname = \"all\"\ntools = [\"*\"]\nsearch = true\n")
+	return cfg.String()
+}
+
+// BenchmarkSearchTools calls search_tools (a three-word query, limit 10)
+// through a go-sdk client connected in memory to a search profile over
+// 10,000 tools (100 WAT plugins of 100 tools), and, as the baseline in the
+// same run, over 100 tools (one plugin). One op is one call; first-ms is
+// the first search, which builds the index. Goal (issue 31): p50 < 2 ms
+// over 10,000 tools.
+func BenchmarkSearchTools(b *testing.B) {
+	for _, size := range []struct {
+		name               string
+		plugins, perPlugin int
+	}{{"tools-10000", 100, 100}, {"tools-100", 1, 100}} {
+		b.Run(size.name, func(b *testing.B) {
+			h := newBenchHost(b, searchBenchConfig(b, size.plugins, size.perPlugin))
+			cs := connectInMemory(b, h.ProfileServer("all"), "2025-11-25")
+			ctx := context.Background()
+			queries := []string{"create calendar event", "send email to user", "list open issues", "weather", "delete bucket release"}
+			call := func(q string) {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": q, "limit": 10}})
+				if err != nil || res.IsError {
+					b.Fatalf("search_tools %q: %v %+v", q, err, res)
+				}
+			}
+			began := time.Now()
+			call(queries[0])
+			first := time.Since(began)
+			var took []time.Duration
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				t := time.Now()
+				call(queries[i%len(queries)])
+				took = append(took, time.Since(t))
+			}
+			b.StopTimer()
+			testutil.ReportPercentiles(b, took, time.Millisecond/1000, "search-µs")
+			b.ReportMetric(float64(first.Microseconds())/1000, "first-ms")
+		})
+	}
+}
+
+// BenchmarkSearchProfileMemory reports what one more search profile costs
+// on the 100-plugin host (1,000 tools): the Go heap in use after a reload
+// that adds 10 search profiles over every tool (each prefixed: its own
+// view) and one search through each (which builds its index), less
+// before, over 10. Run with -benchtime 1x. Goal (issue 31): < 1 MiB.
+func BenchmarkSearchProfileMemory(b *testing.B) {
+	const profiles = 10
+	base := hundredPluginsConfig(b, benchCacheDir(b))
+	path := testutil.WriteConfig(b, base)
+	h := newBenchHostAt(b, path)
+	heap := func() uint64 {
+		var m runtime.MemStats
+		for range 3 {
+			runtime.GC()
+		}
+		runtime.ReadMemStats(&m)
+		return m.HeapInuse
+	}
+	var more strings.Builder
+	for i := range profiles {
+		fmt.Fprintf(&more, "[[profile]]\nname = \"find%02d\"\ntools = [\"*\"]\nprefix = \"f%d_\"\nsearch = true\n", i, i)
+	}
+	for range b.N {
+		if err := h.Reload(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		before := heap()
+		if err := os.WriteFile(path, []byte(base+more.String()), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		if err := h.Reload(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		for i := range profiles {
+			cs := connectInMemory(b, h.ProfileServer(fmt.Sprintf("find%02d", i)), "2025-11-25")
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "tool 3"}})
+			if err != nil || res.IsError {
+				b.Fatalf("search_tools: %v %+v", err, res)
+			}
+			cs.Close()
+		}
+		after := heap()
+		b.ReportMetric(float64(int64(after)-int64(before))/profiles/1024, "KiB/profile")
+		if err := os.WriteFile(path, []byte(base), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		if err := h.Reload(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -20,6 +20,30 @@ var cacheableMethods = map[string]bool{
 	"resources/list": true, "resources/templates/list": true,
 }
 
+// oldListTools is a tools/list result as the revisions before 2026-07-28
+// have it: ListToolsResult's fields in its order, less ttlMs and
+// cacheScope. It is encoded in one pass where withoutCacheFields takes
+// four (encode, decode, encode, and encoding/json's compaction of what a
+// MarshalJSON returns): over half the server's work for a list of 30
+// tools (BENCHMARKS.md, "Profiles and tool search"). The embedded Result
+// (the original) gives it the methods of a result, and is not encoded.
+type oldListTools struct {
+	mcp.Result `json:"-"`
+	ResultType string      `json:"resultType,omitempty"`
+	Meta       mcp.Meta    `json:"_meta,omitempty"`
+	NextCursor string      `json:"nextCursor,omitempty"`
+	Tools      []*mcp.Tool `json:"tools"`
+}
+
+// withoutCache returns res, a result of a method in cacheableMethods, as
+// a session before 2026-07-28 gets it: without ttlMs and cacheScope.
+func withoutCache(res mcp.Result) mcp.Result {
+	if r, ok := res.(*mcp.ListToolsResult); ok {
+		return &oldListTools{Result: r, ResultType: string(r.ResultType), Meta: r.Meta, NextCursor: r.NextCursor, Tools: r.Tools}
+	}
+	return withoutCacheFields{res}
+}
+
 // withoutCacheFields is a result marshalled without ttlMs and cacheScope.
 type withoutCacheFields struct{ mcp.Result }
 

@@ -107,8 +107,11 @@ type taskRun struct {
 
 // taskCall is what a task's next round needs (Task.Call).
 type taskCall struct {
-	// Tool is the tool as clients know it.
+	// Tool is the tool as clients know it, through Profile (the profile
+	// the task was created through; "" for /mcp): its later rounds look
+	// the tool up in that profile's view, where it may have another name.
 	Tool      string          `json:"tool"`
+	Profile   string          `json:"profile,omitempty"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	// Meta is the creating request's _meta; Capabilities the client's.
 	Meta         map[string]any          `json:"meta,omitempty"`
@@ -432,6 +435,9 @@ func (r *taskRunner) create(ctx context.Context, req *mcp.CallToolRequest) (*tas
 	call := &taskCall{Tool: req.Params.Name, Arguments: req.Params.Arguments, Meta: taskMeta(req.Params.Meta),
 		Capabilities: req.ClientCapabilities(), RequestState: req.Params.RequestState}
 	call.TraceParent, _ = telemetry.TraceParent(ctx)
+	if t := targetOf(ctx); t != nil {
+		call.Profile = profileName(t.profile)
+	}
 	responses, err := rawEach(req.Params.InputResponses)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("tool %q: encode the input responses: %v", req.Params.Name, err)}
@@ -524,7 +530,7 @@ func (r *taskRunner) round(ctx context.Context, id, principal string, call *task
 			return
 		}
 	}
-	lp, tool, ok := r.h.acquireTool(call.Tool)
+	lp, tool, ok := r.h.acquireTool(call.Profile, call.Tool)
 	if !ok {
 		r.settle(ctx, id, nil, rpcErrorJSON(&jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 			Message: fmt.Sprintf("tool %q is no longer served: %v", call.Tool, errPluginReloaded)}), call)
@@ -551,7 +557,7 @@ func (r *taskRunner) round(ctx context.Context, id, principal string, call *task
 	began := time.Now()
 	res, err := bridge.CallTool(callCtx, lp.plugin, tool, req)
 	lp.release()
-	r.h.recordTaskRound(callCtx, began, lp.cfg.Name, principal, id, req, res, err)
+	r.h.recordTaskRound(callCtx, began, lp.cfg.Name, principal, id, call.Profile, req, res, err)
 	if cause := context.Cause(ctx); cause != nil {
 		// The run was stopped: say why, unless it finished anyway.
 		if errors.Is(cause, errTaskCancelled) {
@@ -896,12 +902,19 @@ func (r *taskRunner) update(ctx context.Context, t *tasks.Task, responses map[st
 	return newAck(), nil
 }
 
-// acquireTool looks the tool clients know as name up in the current
-// catalog and takes a reference on its plugin generation (the caller
-// releases it).
-func (h *Host) acquireTool(name string) (*loadedPlugin, bridge.Tool, bool) {
+// acquireTool looks the tool clients of profile via ("" for /mcp) know as
+// name up in the current catalog (the profile's view) and takes a
+// reference on its plugin generation (the caller releases it). A profile
+// no longer served serves no tool.
+func (h *Host) acquireTool(via, name string) (*loadedPlugin, bridge.Tool, bool) {
+	var p *profile
+	if via != "" {
+		if p = h.profileNamed(via); p == nil {
+			return nil, bridge.Tool{}, false
+		}
+	}
 	for {
-		e, ok := h.catalog.Load().tools[name]
+		e, ok := h.currentCatalog(p).tools[name]
 		if !ok || e.plugin == nil {
 			return nil, bridge.Tool{}, false
 		}
@@ -971,7 +984,7 @@ func rpcErrorBodyFor(id json.RawMessage, code int64, message string) []byte {
 
 // recordTaskRound counts a task round in the metrics and the audit log,
 // as observe does a request's call: method tools/call, the task's id.
-func (h *Host) recordTaskRound(ctx context.Context, began time.Time, pluginName, principal, id string, req *mcp.CallToolRequest, res *mcp.CallToolResult, err error) {
+func (h *Host) recordTaskRound(ctx context.Context, began time.Time, pluginName, principal, id, profile string, req *mcp.CallToolRequest, res *mcp.CallToolResult, err error) {
 	took := time.Since(began)
 	var result mcp.Result
 	if res != nil {
@@ -979,12 +992,12 @@ func (h *Host) recordTaskRound(ctx context.Context, began time.Time, pluginName,
 	}
 	outcome, message := outcomeOf(ctx, result, err)
 	name := req.Params.Name
-	h.metrics.calls.WithLabelValues("tools/call", pluginName, metricName("tools/call", name), outcome, "").Inc()
-	h.metrics.duration.WithLabelValues("tools/call", pluginName, metricName("tools/call", name), "").Observe(took.Seconds())
+	h.metrics.calls.WithLabelValues("tools/call", pluginName, metricName("tools/call", name), outcome, profile).Inc()
+	h.metrics.duration.WithLabelValues("tools/call", pluginName, metricName("tools/call", name), profile).Observe(took.Seconds())
 	if h.audit == nil {
 		return
 	}
-	e := audit.Entry{Time: began.UTC(), Subject: principal, Method: "tools/call", Plugin: pluginName, Name: name, Task: id,
+	e := audit.Entry{Time: began.UTC(), Subject: principal, Method: "tools/call", Plugin: pluginName, Name: name, Task: id, Profile: profile,
 		Outcome: outcome, DurationMS: float64(took.Microseconds()) / 1000, Error: message}
 	if h.auditArguments {
 		e.Arguments = req.Params.Arguments

@@ -120,3 +120,57 @@ func (s *syncedBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestServeSearchProfileOverStdio (issue 31): serve --profile NAME of a
+// search profile serves its two tools over stdio; search_tools finds the
+// profile's tools by the names it gives them, call_tool calls one; and
+// validate says how many tools its search indexes.
+func TestServeSearchProfileOverStdio(t *testing.T) {
+	cfg := profileConfig(t, `
+[[profile]]
+name = "find"
+plugins = ["hello"]
+prefix = "h_"
+search = true
+`)
+	out, _, err := runCLI(t, "validate", "--config", cfg)
+	if err != nil || !strings.Contains(out, "profile find (/mcp/find)") || !strings.Contains(out, "search: 4 tools indexed") {
+		t.Errorf("validate = %v\n%s", err, out)
+	}
+
+	clientR, serverW := io.Pipe()
+	serverR, clientW := io.Pipe()
+	var stderr syncedBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(context.Background(), []string{"serve", "--config", cfg, "--profile", "find"}, serverR, serverW, &stderr)
+		serverW.Close()
+	}()
+	client := mcp.NewClient(&mcp.Implementation{Name: "cli-search", Version: "1"}, nil)
+	cs, err := client.Connect(t.Context(), &mcp.IOTransport{Reader: clientR, Writer: clientW}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	var names []string
+	for tool, err := range cs.Tools(t.Context(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, tool.Name)
+	}
+	if !slices.Equal(names, []string{"call_tool", "search_tools"}) {
+		t.Errorf("tools through --profile find = %v, want call_tool and search_tools", names)
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "echo", "limit": 1}})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"name":"h_echo"`) {
+		t.Errorf("search_tools echo = %+v, %v", res, err)
+	}
+	res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "h_echo", "arguments": map[string]any{"text": "hi"}}})
+	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "hi" {
+		t.Errorf("call_tool h_echo = %+v, %v", res, err)
+	}
+	cs.Close()
+	if err := <-done; err != nil && !errors.Is(err, io.ErrClosedPipe) {
+		t.Errorf("serve: %v", err)
+	}
+}

@@ -439,6 +439,9 @@ func printProfiles(w io.Writer, path string, profiles []host.ProfileInfo) error 
 		if len(p.Scopes) > 0 {
 			fmt.Fprintf(w, "    scopes %s\n", strings.Join(p.Scopes, " "))
 		}
+		if p.Search {
+			fmt.Fprintf(w, "    search: %d tools indexed (clients see search_tools and call_tool)\n", len(p.Tools))
+		}
 		fmt.Fprintf(w, "    %d tools: %s\n", len(p.Tools), strings.Join(p.Tools, ", "))
 		if n := p.Resources + p.Templates + p.Prompts; n > 0 {
 			fmt.Fprintf(w, "    %d resources, %d templates, %d prompts\n", p.Resources, p.Templates, p.Prompts)

@@ -985,3 +985,53 @@ func TestToolCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestToolCallsThrough: through a search profile's call_tool, the tool
+// name a scope check gets is the one the call calls; what CallThrough
+// cannot read names call_tool itself (which then calls nothing).
+func TestToolCallsThrough(t *testing.T) {
+	call := func(params string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + params + `}`
+	}
+	for _, tc := range []struct {
+		name, body string
+		want       []string
+		err        string
+	}{
+		{"inner name", call(`{"name":"call_tool","arguments":{"name":"secret","arguments":{"a":1}}}`), []string{"secret"}, ""},
+		{"direct call", call(`{"name":"echo"}`), []string{"echo"}, ""},
+		{"batch", "[" + call(`{"name":"call_tool","arguments":{"name":"a"}}`) + "," + call(`{"name":"b"}`) + "]", []string{"a", "b"}, ""},
+		{"no arguments", call(`{"name":"call_tool"}`), []string{"call_tool"}, ""},
+		{"inner name twice", call(`{"name":"call_tool","arguments":{"name":"echo","name":"secret"}}`), []string{"call_tool"}, ""},
+		{"Name is another key", call(`{"name":"call_tool","arguments":{"Name":"secret","name":"echo"}}`), []string{"call_tool"}, ""},
+		{"arguments twice", call(`{"name":"call_tool","arguments":{"name":"echo"},"arguments":{"name":"secret"}}`), nil, `"arguments" given twice`},
+	} {
+		got, err := ToolCallsThrough([]byte(tc.body), "call_tool")
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.err)
+		case !slices.Equal(got, tc.want):
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	for args, want := range map[string]string{
+		`{"name":"x","arguments":{"a":1}}`: "",
+		`{"name":"x"}`:                     "",
+		`{}`:                               `missing required arguments: ["name"]`,
+		`null`:                             `missing required arguments: ["name"]`,
+		`{"name":""}`:                      `argument "name" must be a tool's name`,
+		`{"name":3}`:                       `argument "name" must be a tool's name`,
+		`{"name":"x","args":{}}`:           `unexpected argument "args"`,
+		`[1]`:                              "not an object",
+	} {
+		name, _, err := CallThrough(json.RawMessage(args))
+		switch {
+		case want == "" && (err != nil || name != "x"):
+			t.Errorf("CallThrough(%s) = %q, %v", args, name, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("CallThrough(%s): error %v, want one mentioning %q", args, err, want)
+		}
+	}
+}

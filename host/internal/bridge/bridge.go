@@ -535,3 +535,15 @@ func RPCError(err error) error {
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 }
+
+// CompileSchema compiles an input schema the host itself declares (a
+// built-in tool's), as a plugin's is compiled when listed.
+func CompileSchema(raw json.RawMessage) (*Schema, error) { return newSchemaCache().compile(raw) }
+
+// CheckArguments is the check CallTool makes before a plugin sees a
+// call's arguments, for a tool the host serves itself: raw validated
+// against tool.Input, returned as JSON (an empty object when absent), or
+// the error a client gets (as a tool result with isError).
+func CheckArguments(tool Tool, raw json.RawMessage) (json.RawMessage, error) {
+	return checkArguments(tool, raw)
+}

@@ -31,9 +31,9 @@ type Profile struct {
 	// this profile (enforced over HTTP with [server.auth]), on top of
 	// the plugins' own.
 	Scopes []string
-	// Search serves, instead of the profile's tools, two tools: one that
-	// searches them and one that calls a tool found that way. Reserved:
-	// a config that sets it is refused until tool search is built.
+	// Search serves, instead of the profile's tools, two tools:
+	// search_tools, which searches them, and call_tool, which calls a
+	// tool found that way as a direct call would (host/search.go).
 	Search bool
 }
 
@@ -117,15 +117,13 @@ func convertProfile(path string, idx lineIndex, index int, fp fileProfile, plugi
 		if !validToolName.MatchString(to) {
 			bad("rename."+from, "%q is not a valid tool name (letters, digits, '_', '-', '.'; at most 128)", to)
 		}
+		if fp.Search && (to == "search_tools" || to == "call_tool") {
+			bad("rename."+from, "%q is the name of one of the built-in tools of a search profile (search_tools, call_tool): two tools cannot share a name", to)
+		}
 		if other, ok := targets[to]; ok {
 			bad("rename."+from, "%q is also the new name of %q: two tools cannot share a name", to, other)
 		}
 		targets[to] = from
-	}
-	if fp.Search {
-		// Refused rather than ignored: a profile meant to show two tools
-		// must not show all of its tools instead.
-		bad("search", "tool search is not available in this version of mcphost; remove the key to serve the profile's tools")
 	}
 	for _, sc := range fp.Scopes {
 		if !validScopeToken(sc) {

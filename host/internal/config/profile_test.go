@@ -23,12 +23,13 @@ tools = ["b_*", "fetch"]
 prefix = "r_"
 rename = { fetch = "web_fetch" }
 scopes = ["research"]
+search = true
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := cfg.ProfileNamed("research")
-	if p == nil || len(cfg.Profiles) != 1 {
+	if p == nil || len(cfg.Profiles) != 1 || !p.Search {
 		t.Fatalf("profiles = %+v", cfg.Profiles)
 	}
 	for _, tc := range []struct {
@@ -54,7 +55,7 @@ func TestParseProfileErrors(t *testing.T) {
 		{"bad prefix", "name = \"p\"\nplugins = [\"a\"]\nprefix = \"a b\"", `profile "p": prefix: "a b" is not a valid tool-name prefix`},
 		{"bad rename", "name = \"p\"\nplugins = [\"a\"]\nrename = { x = \"a b\" }", `profile "p": rename.x: "a b" is not a valid tool name`},
 		{"rename clash", "name = \"p\"\nplugins = [\"a\"]\nrename = { x = \"y\", z = \"y\" }", `profile "p": rename.z: "y" is also the new name of "x"`},
-		{"search", "name = \"p\"\nplugins = [\"a\"]\nsearch = true", `profile "p": search: tool search is not available`},
+		{"search rename to a built-in", "name = \"p\"\nplugins = [\"a\"]\nsearch = true\nrename = { x = \"call_tool\" }", `profile "p": rename.x: "call_tool" is the name of one of the built-in tools of a search profile (search_tools, call_tool)`},
 		{"bad scope", "name = \"p\"\nplugins = [\"a\"]\nscopes = [\"a b\"]", `profile "p": scopes: "a b" is not an OAuth scope`},
 		{"unknown key", "name = \"p\"\nplugins = [\"a\"]\nplugin = \"a\"", `unknown key "plugin" in [[profile]] (expected one of: name, plugins, tools`},
 		{"wrong type", "name = \"p\"\nplugins = \"a\"", `profile "p": plugins: want a list`},
