@@ -3,6 +3,9 @@ package host_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"runtime"
 	"strings"
@@ -219,5 +222,71 @@ func BenchmarkSearchProfileMemory(b *testing.B) {
 		if err := h.Reload(context.Background()); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkProfileToolsListHTTP is BenchmarkProfileToolsList as a server
+// sees it: the 30-tool profile's tools/list over Streamable HTTP (a
+// stateful 2025-11-25 session at /mcp/thirty, one request in flight)
+// through a plain HTTP client that reads the whole response and decodes
+// nothing, so that the figure is mcphost's and the HTTP round trip's, not
+// a client SDK's. The whole host's first page (/mcp, 100 tools) runs in
+// the same benchmark as the baseline.
+func BenchmarkProfileToolsListHTTP(b *testing.B) {
+	cfg := hundredPluginsConfig(b, benchCacheDir(b)) + "[[profile]]\nname = \"thirty\"\ntools = [\"p0[0-2]_*\"]\n"
+	h := newBenchHost(b, cfg)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: h.HTTPHandler(ln.Addr().String())}
+	go srv.Serve(ln)
+	b.Cleanup(func() { srv.Close() })
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+	post := func(url, session, body string) (string, []byte) {
+		req, err := http.NewRequest("POST", url, strings.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode/100 != 2 {
+			b.Fatalf("POST %s: %d %v\n%s", url, resp.StatusCode, err, out)
+		}
+		return resp.Header.Get("Mcp-Session-Id"), out
+	}
+	for _, tc := range []struct {
+		name, path string
+		want       int // tool names in the response
+	}{{"profile-30", "/mcp/thirty", 30}, {"all-first-page-100", "/mcp", 100}} {
+		b.Run(tc.name, func(b *testing.B) {
+			url := "http://" + ln.Addr().String() + tc.path
+			session, _ := post(url, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
+			post(url, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			const list = `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`
+			if _, out := post(url, session, list); strings.Count(string(out), `"inputSchema"`) != tc.want {
+				b.Fatalf("tools/list of %s has %d tools, want %d:\n%.300s", tc.path, strings.Count(string(out), `"inputSchema"`), tc.want, out)
+			}
+			lists := make([]time.Duration, 0, b.N)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				t := time.Now()
+				post(url, session, list)
+				lists = append(lists, time.Since(t))
+			}
+			b.StopTimer()
+			testutil.ReportPercentiles(b, lists, time.Millisecond/1000, "list-µs")
+		})
 	}
 }
