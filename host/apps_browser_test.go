@@ -8,16 +8,12 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/evanw/esbuild/pkg/api"
 
 	"github.com/mcphost/mcphost/internal/testutil"
 )
@@ -256,32 +252,5 @@ func TestAppInBrowserCallsAToolThroughMCPHost(t *testing.T) {
 // TypeScript client that scripts/ext-apps.sh installs from npm, for the
 // browser.
 func bundleAppsHarness(t *testing.T) []byte {
-	t.Helper()
-	cmd := exec.Command(filepath.Join(testutil.RepoRoot(t), "scripts", "ext-apps.sh"), "--install")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Skipf("the MCP Apps SDK could not be installed from npm (scripts/ext-apps.sh): %v", err)
-	}
-	var dir string
-	for _, line := range strings.Split(string(out), "\n") {
-		if d, ok := strings.CutPrefix(line, "dir: "); ok {
-			dir = strings.TrimSpace(d)
-		}
-	}
-	if dir == "" {
-		t.Fatalf("scripts/ext-apps.sh printed no dir:\n%s", out)
-	}
-	src := t.TempDir()
-	if err := os.WriteFile(filepath.Join(src, "harness.js"), []byte(appsHarness), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res := api.Build(api.BuildOptions{
-		AbsWorkingDir: src, EntryPoints: []string{"harness.js"}, Bundle: true, Write: false,
-		Format: api.FormatESModule, Platform: api.PlatformBrowser, Target: api.ES2022,
-		NodePaths: []string{filepath.Join(dir, "node_modules")}, LogLevel: api.LogLevelSilent,
-	})
-	if len(res.Errors) > 0 || len(res.OutputFiles) != 1 {
-		t.Fatalf("bundle the harness: %+v", res.Errors)
-	}
-	return res.OutputFiles[0].Contents
+	return bundleForBrowser(t, "ext-apps.sh", "the MCP Apps SDK", appsHarness)
 }

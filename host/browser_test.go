@@ -144,11 +144,19 @@ func TestBrowserClientFromAnAllowedOrigin(t *testing.T) {
 // scripts/reference-servers.sh installs from npm (the reference servers
 // depend on it), for the browser.
 func bundleBrowserApp(t *testing.T) []byte {
+	return bundleForBrowser(t, "reference-servers.sh", "the TypeScript SDK", browserApp)
+}
+
+// bundleForBrowser bundles source (an ES module) for the browser with the
+// npm packages that scripts/<installer> --install puts in the directory
+// it prints ("dir: …"); the test is skipped, naming what, when npm cannot
+// install them.
+func bundleForBrowser(t *testing.T, installer, what, source string) []byte {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(testutil.RepoRoot(t), "scripts", "reference-servers.sh"), "--install")
+	cmd := exec.Command(filepath.Join(testutil.RepoRoot(t), "scripts", installer), "--install")
 	out, err := cmd.Output()
 	if err != nil {
-		t.Skipf("the TypeScript SDK could not be installed from npm (scripts/reference-servers.sh): %v", err)
+		t.Skipf("%s could not be installed from npm (scripts/%s): %v", what, installer, err)
 	}
 	var dir string
 	for _, line := range strings.Split(string(out), "\n") {
@@ -157,19 +165,19 @@ func bundleBrowserApp(t *testing.T) []byte {
 		}
 	}
 	if dir == "" {
-		t.Fatalf("scripts/reference-servers.sh printed no dir:\n%s", out)
+		t.Fatalf("scripts/%s printed no dir:\n%s", installer, out)
 	}
 	src := t.TempDir()
-	if err := os.WriteFile(filepath.Join(src, "app.js"), []byte(browserApp), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(src, "page.js"), []byte(source), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	res := api.Build(api.BuildOptions{
-		AbsWorkingDir: src, EntryPoints: []string{"app.js"}, Bundle: true, Write: false,
+		AbsWorkingDir: src, EntryPoints: []string{"page.js"}, Bundle: true, Write: false,
 		Format: api.FormatESModule, Platform: api.PlatformBrowser, Target: api.ES2022,
 		NodePaths: []string{filepath.Join(dir, "node_modules")}, LogLevel: api.LogLevelSilent,
 	})
 	if len(res.Errors) > 0 || len(res.OutputFiles) != 1 {
-		t.Fatalf("bundle the page's script: %+v", res.Errors)
+		t.Fatalf("bundle the page's script with %s: %+v", what, res.Errors)
 	}
 	return res.OutputFiles[0].Contents
 }
