@@ -36,6 +36,9 @@ type inspection struct {
 	Resources []string `json:"resources"`
 	Templates []string `json:"resourceTemplates"`
 	Prompts   []string `json:"prompts"`
+	// Skills are the URIs of the SKILL.md of each Agent Skill the module
+	// ships (ABI.md §18).
+	Skills []string `json:"skills,omitempty"`
 	// LeftOut lists what the plugin lists that serve would leave out, and
 	// why; Hostile is set when that is the whole plugin (it hides text or
 	// offers look-alike names). Either fails the inspection.
@@ -85,7 +88,8 @@ const pluginUsage = `Usage:
   mcphost plugin describe [--check] FILE.wasm            write what a plugin offers into its module, so hosts list it without compiling
   mcphost plugin warm [--config FILE]                    compile every plugin of a config into its cache_dir (for images that start warm)
   mcphost plugin new --lang LANG NAME [DIR]              scaffold a plugin that builds and loads as is (go, js, ts, c, rust, as, wat)
-  mcphost plugin build [-o FILE.wasm] [DIR]              build the plugin in DIR, whatever its language
+  mcphost plugin build [-o FILE.wasm] [DIR]              build the plugin in DIR, whatever its language (and pack DIR/skills)
+  mcphost plugin skills [--dir DIR] FILE.wasm            pack Agent Skills into a plugin's module (ABI.md §18)
   mcphost plugin accept [--config FILE] [NAME...]        accept plugins' changed tool definitions (lock file)
   mcphost plugin push [--asks-…] FILE.wasm oci://R/P:TAG  publish a plugin to a registry (with the grants it asks for)
   mcphost plugin sign --key KEY.pem oci://R/P:TAG        sign a plugin in a registry (Sigstore bundle, key-based)
@@ -98,7 +102,7 @@ mcphost plugin SUBCOMMAND --help describes a subcommand's flags.
 func runPlugin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, pluginUsage)
-		return &usageError{"plugin: expected a subcommand: inspect, test, describe, warm, new, build, accept, push, sign, pull, update"}
+		return &usageError{"plugin: expected a subcommand: inspect, test, describe, warm, new, build, skills, accept, push, sign, pull, update"}
 	}
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
@@ -116,6 +120,8 @@ func runPlugin(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return runNew(args[1:], stdout, stderr)
 	case "build":
 		return runBuild(ctx, args[1:], stdout, stderr)
+	case "skills":
+		return runSkills(args[1:], stdout, stderr)
 	case "accept":
 		return runAccept(ctx, args[1:], stdout, stderr)
 	case "push":
@@ -128,7 +134,7 @@ func runPlugin(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return runSign(ctx, args[1:], stdout, stderr)
 	default:
 		fmt.Fprint(stderr, pluginUsage)
-		return &usageError{fmt.Sprintf("plugin: unknown subcommand %q (expected inspect, test, describe, warm, new, build, accept, push, sign, pull, update)", args[0])}
+		return &usageError{fmt.Sprintf("plugin: unknown subcommand %q (expected inspect, test, describe, warm, new, build, skills, accept, push, sign, pull, update)", args[0])}
 	}
 }
 
@@ -232,6 +238,7 @@ func inspect(ctx context.Context, path string) (*inspection, error) {
 	in.Resources = append(in.Resources, p.Resources...)
 	in.Templates = append(in.Templates, p.Templates...)
 	in.Prompts = append(in.Prompts, p.Prompts...)
+	in.Skills = p.Skills
 	in.LeftOut, in.Hostile = leftOutItems(p), p.Hostile
 	in.Description = p.ShippedDescription
 	if in.Description == "" && p.Description != nil {
@@ -272,6 +279,7 @@ func printInspection(w io.Writer, in *inspection) {
 	list("resources", in.Resources)
 	list("templates", in.Templates)
 	list("prompts", in.Prompts)
+	list("skills", in.Skills)
 	list("exports", in.Exports)
 	list("imports", in.Imports)
 	if len(in.Needs) == 0 {
