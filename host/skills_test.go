@@ -68,11 +68,16 @@ func skillFiles(guide string) []skills.File {
 	}
 }
 
-// withSkills writes the hello plugin with payload as its skills section
-// (raw: checked by nothing before the host) to path.
+// withSkills writes the hello plugin (or, when path names versioned.wasm,
+// testdata/plugins/versioned) with payload as its skills section (raw:
+// checked by nothing before the host) to path.
 func withSkills(t testing.TB, path string, payload []byte) {
 	t.Helper()
-	wasm, err := os.ReadFile(testutil.GoPlugin(t, "plugins/hello"))
+	src := "plugins/hello"
+	if filepath.Base(path) == "versioned.wasm" {
+		src = "testdata/plugins/versioned"
+	}
+	wasm, err := os.ReadFile(testutil.GoPlugin(t, src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -451,5 +456,30 @@ func TestSkillsInProfilesAndLock(t *testing.T) {
 	}
 	if entries, _ := listAll(t, f.session); len(entries) != 3 {
 		t.Errorf("after accept: %d skills, want 3", len(entries))
+	}
+}
+
+// TestSkillsOfAPluginServedFromItsCachedDescription: a second start on the
+// same cache serves the plugin from its cached description without
+// reading its module, and still serves the skills the module ships (read
+// from its skills section alone).
+func TestSkillsOfAPluginServedFromItsCachedDescription(t *testing.T) {
+	dir := describedDir(t, "")
+	withSkills(t, filepath.Join(dir, "versioned.wasm"), encodeSkills(t, skillFiles("# Guide\n")))
+	first := startIn(t, dir)
+	first.close()
+	second := startIn(t, dir)
+	if v := metric(t, second.host, activationsMetric); v != 0 {
+		t.Fatalf("second start: %v activations, want 0 (served from the cache)", v)
+	}
+	if !strings.Contains(second.log.String(), "plugin described from its cached description") {
+		t.Fatalf("the second start did not use the cached description:\n%s", second.log.String())
+	}
+	got, err := second.session.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "skill://versioned/alpha/SKILL.md"})
+	if err != nil || got.Contents[0].Text != skillA {
+		t.Fatalf("SKILL.md from a plugin served from its cached description: %v %+v", err, got)
+	}
+	if info := second.host.Plugins()[0]; len(info.Skills) != 3 {
+		t.Errorf("PluginInfo.Skills = %v, want 3 skills", info.Skills)
 	}
 }
