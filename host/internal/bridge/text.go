@@ -102,6 +102,7 @@ func VisibleText(s string) error {
 	for i, r := range s {
 		hidden := false
 		switch {
+		case r >= ' ' && r < 0x7f: // printable ASCII, most of any text: no table lookups
 		case r == '\t' || r == '\n' || r == '\r':
 		case unicode.IsControl(r), unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point):
 			hidden = true

@@ -645,72 +645,65 @@ func Embed(wasm, data []byte) ([]byte, error) {
 }
 
 // FindInFile is Find for the module file at path, reading only the
-// sections' headers and the skills section (a host serving a plugin from
-// its cached description does not read the module).
+// sections' headers and the skills section, seeking over the others (a
+// host serving a plugin from its cached description does not read the
+// module).
 func FindInFile(path string) (data []byte, found bool, err error) {
 	f, err := regularfile.Open(path)
 	if err != nil {
 		return nil, false, err
 	}
 	defer f.Close()
-	r := bufio.NewReader(f)
+	st, err := f.Stat()
+	if err != nil {
+		return nil, false, err
+	}
 	head := make([]byte, len(wasmbin.Header))
-	if _, err := io.ReadFull(r, head); err != nil || wasmbin.CheckMagic(head) != nil {
+	if _, err := io.ReadFull(f, head); err != nil || wasmbin.CheckMagic(head) != nil {
 		return nil, false, wasmbin.ErrNotWasm
 	}
-	for {
-		id, err := r.ReadByte()
-		if err == io.EOF {
-			return data, found, nil
-		}
-		if err != nil {
-			return nil, false, err
-		}
-		size, err := readU32(r)
+	pos, size := int64(len(head)), st.Size()
+	for pos < size {
+		// A section's id, size and (custom) name take at most 1+5+5+len
+		// bytes: read that much, no more.
+		r := bufio.NewReaderSize(io.NewSectionReader(f, pos, min(size-pos, 16+int64(len(SectionName)))), 16+len(SectionName))
+		id, _ := r.ReadByte()
+		n, idLen, err := readU32Counted(r)
 		if err != nil {
 			return nil, false, fmt.Errorf("read the module's sections: section %d: %w", id, err)
 		}
-		left := int64(size)
+		body := pos + 1 + int64(idLen)
+		end := body + int64(n)
+		if end > size {
+			return nil, false, fmt.Errorf("read the module's sections: section %d is cut short", id)
+		}
 		if id == 0 {
-			n, nlen, err := readU32Counted(r)
-			if err != nil || int64(n)+int64(nlen) > left {
-				return nil, false, fmt.Errorf("read the module's sections: a custom section's name is cut short")
-			}
-			left -= int64(nlen)
-			if n == uint32(len(SectionName)) {
-				name := make([]byte, n)
-				if _, err := io.ReadFull(r, name); err != nil {
-					return nil, false, fmt.Errorf("read the module's sections: %w", err)
-				}
-				left -= int64(n)
-				if string(name) == SectionName {
+			nameLen, nl, err := readU32Counted(r)
+			if err == nil && nameLen == uint32(len(SectionName)) && int64(nl)+int64(nameLen) <= int64(n) {
+				name := make([]byte, nameLen)
+				if _, err := io.ReadFull(r, name); err == nil && string(name) == SectionName {
 					if found {
 						return nil, false, fmt.Errorf("the module has two %s sections", SectionName)
 					}
-					if left > MaxSectionBytes {
-						return nil, false, fmt.Errorf("its %s section is %d bytes, more than a module may carry (%d)", SectionName, left, MaxSectionBytes)
+					start := body + int64(nl) + int64(nameLen)
+					if end-start > MaxSectionBytes {
+						return nil, false, fmt.Errorf("its %s section is %d bytes, more than a module may carry (%d)", SectionName, end-start, MaxSectionBytes)
 					}
-					data = make([]byte, left)
-					if _, err := io.ReadFull(r, data); err != nil {
+					data = make([]byte, end-start)
+					if _, err := f.ReadAt(data, start); err != nil {
 						return nil, false, fmt.Errorf("read the module's %s section: %w", SectionName, err)
 					}
-					found, left = true, 0
+					found = true
 				}
 			}
 		}
-		if n, err := r.Discard(int(left)); err != nil || int64(n) != left {
-			return nil, false, fmt.Errorf("read the module's sections: section %d is cut short", id)
-		}
+		pos = end
 	}
+	return data, found, nil
 }
 
-// readU32 reads an unsigned LEB128 number of at most 32 bits.
-func readU32(r io.ByteReader) (uint32, error) {
-	v, _, err := readU32Counted(r)
-	return v, err
-}
-
-// readU32Counted is readU32 that also returns how many bytes it read.
+// readU32Counted reads an unsigned LEB128 number of at most 32 bits, and
+// returns how many bytes it read.
 func readU32Counted(r io.ByteReader) (uint32, int, error) {
 	var v uint32
 	for i := range 5 {

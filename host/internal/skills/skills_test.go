@@ -199,3 +199,47 @@ func TestEmbedFindStrip(t *testing.T) {
 		t.Errorf("FindInFile of two sections: %v", err)
 	}
 }
+
+// BenchmarkLoadSkills measures what a load adds for a plugin's skills:
+// finding the section in a 4 MB module (in memory, and in its file by the
+// section headers alone, as for a plugin served from its cached
+// description) and parsing and checking plugins/everything's skill.
+func BenchmarkLoadSkills(b *testing.B) {
+	dir := filepath.Join("..", "..", "..", "plugins", "everything", "skills")
+	data, err := Pack(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	module := wasmbin.AppendSection(append([]byte(nil), wasmbin.Header...), 1, []byte{0})
+	module = wasmbin.AppendSection(module, 10, bytes.Repeat([]byte{0}, 4<<20)) // a code section's size
+	wasm, err := Embed(module, data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "m.wasm")
+	if err := os.WriteFile(path, wasm, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("Find", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := Find(wasm); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("FindInFile", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := FindInFile(path); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Parse", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			if _, err := Parse(data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
