@@ -351,9 +351,9 @@ func (h *Host) skillMethods(p *profile) mcp.Middleware {
 			if r, ok := req.(*mcp.ServerRequest[*skillParams]); ok && r.Params != nil {
 				params = *r.Params
 			}
-			x := h.currentCatalog(p).skills
-			if x == nil {
-				x = &skillIndex{}
+			x := &skillIndex{}
+			if c := h.currentCatalog(p); c != nil && c.skills != nil {
+				x = c.skills
 			}
 			reaches := func(lp *loadedPlugin) bool {
 				return h.auth == nil || auth.HasScopes(tokenInfo(req), pluginScopes(lp, ""))
