@@ -33,7 +33,8 @@ endif
 # then runs each other plugin's build.sh. A build.sh installs its toolchain
 # (apt-get, npm) when it can; when it cannot it exits 3 after printing
 # "skipped <lang>: <why>", and that plugin keeps its committed .wasm.
-# Each plugin under plugins/ then ships its description (`mcphost plugin
+# A Go plugin with a skills/ directory ships its Agent Skills (`mcphost
+# plugin skills`, abi/ABI.md §18). Each plugin under plugins/ then ships its description (`mcphost plugin
 # describe`, docs/config.md): a host with an empty cache lists it without
 # compiling it. (testdata/ plugins stay as built: tests describe their own.)
 plugins: build
@@ -41,6 +42,7 @@ plugins: build
 		out=$$d/$$(basename $$d).wasm; \
 		echo "plugin  $$out"; \
 		GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 $(GO) build -buildmode=c-shared $$(cat $$d/goflags 2>/dev/null) -o $$out ./$$d || exit 1; \
+		if [ -d $$d/skills ]; then ./$(BIN) plugin skills $$out >/dev/null || exit 1; fi; \
 		case $$d in plugins/*) ./$(BIN) plugin describe $$out >/dev/null || exit 1 ;; esac; \
 	done
 ifeq ($(MCPHOST_SCRIPT_PLUGINS_CHECKED),)

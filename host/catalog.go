@@ -36,6 +36,8 @@ type catalog struct {
 	// for having a built-in tool's name (search.go).
 	search        *toolIndex
 	searchLeftOut []string
+	// skills are the skills the plugins ship (skills.go).
+	skills *skillIndex
 }
 
 type toolEntry struct {
@@ -140,6 +142,7 @@ func buildCatalog(plugins []*loadedPlugin, logger hclog.Logger, held held) *cata
 			}
 		}
 	}
+	c.skills = buildSkillIndex(c, held, logger)
 	c.leftOut = map[*loadedPlugin][]LeftOut{}
 	for _, lp := range plugins {
 		c.leftOut[lp] = c.findLeftOut(lp)
@@ -240,6 +243,9 @@ func (c *catalog) lookupResource(uri string) (*loadedPlugin, bool) {
 // matchResource is lookupResource that also returns, when uri matched a
 // template, the template and its variables' values in uri.
 func (c *catalog) matchResource(uri string) (*loadedPlugin, *bridge.TemplateMatch, bool) {
+	if f := c.skills.file(uri); f != nil {
+		return f.plugin, nil, true
+	}
 	if e, ok := c.resources[uri]; ok {
 		return e.plugin, nil, true
 	}
@@ -298,6 +304,7 @@ func (c *catalog) applyTo(server *mcp.Server, old *catalog, h *Host) {
 			h.register(e.plugin, "prompt", name, func() { server.AddPrompt(e.prompt, h.getPrompt) })
 		}
 	})
+	c.skills.applyTo(server, old.skills, c, h)
 }
 
 // syncKind removes (in one call, so go-sdk notifies once) the keys of old

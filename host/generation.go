@@ -14,6 +14,7 @@ import (
 	"github.com/mcphost/mcphost/host/internal/bridge"
 	"github.com/mcphost/mcphost/host/internal/config"
 	"github.com/mcphost/mcphost/host/internal/plugin"
+	"github.com/mcphost/mcphost/host/internal/skills"
 )
 
 // A plugin is what the bridge calls (bridge.Caller); the assertion lives
@@ -32,6 +33,8 @@ type loadedPlugin struct {
 	resources []*mcp.Resource
 	templates []*mcp.ResourceTemplate
 	prompts   []*mcp.Prompt
+	// skills are the Agent Skills its module ships, checked (skills.go).
+	skills []*skills.Skill
 	// promptNames maps a prompt's name as clients see it to the plugin's
 	// own, where they differ (naming = "hyper-mcp").
 	promptNames map[string]string

@@ -195,6 +195,9 @@ type PluginInfo struct {
 	Resources []string
 	Templates []string
 	Prompts   []string
+	// Skills are the URIs of the SKILL.md of each skill it ships and the
+	// host serves (skills.go).
+	Skills []string
 	// Grants lists what the config grants the plugin beyond the default
 	// sandbox, one line each ("network: api.example.com", …).
 	Grants []string
@@ -511,12 +514,23 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 	d := h.describing(pc, live)
 	if current == nil {
 		if lp := d.fromFileKey(ctx); lp != nil {
+			// Its module is not read: its skills section is.
+			var err error
+			if lp.skills, err = fileSkills(pc); err != nil {
+				_ = lp.plugin.Close(context.WithoutCancel(ctx))
+				return nil, fmt.Errorf("load plugin %q from %s: %w", pc.Name, pc.Origin(), err)
+			}
 			return lp, nil
 		}
 	}
 	wasm, remote, err := h.readModule(ctx, pc)
 	if err != nil {
 		return nil, err
+	}
+	// The skills it ships are checked first: a bad one refuses the plugin.
+	shippedSkills, err := moduleSkills(wasm)
+	if err != nil {
+		return nil, fmt.Errorf("load plugin %q from %s: %w", pc.Name, pc.Origin(), err)
 	}
 	hash := sha256Sum(wasm)
 	if pc.SHA256 != "" && pc.SHA256 != hex.EncodeToString(hash[:]) {
@@ -527,12 +541,14 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 		return current, nil
 	}
 	if lp := d.fromDigest(ctx, hash, remote); lp != nil {
+		lp.skills = shippedSkills
 		return lp, nil
 	}
 	// Not when a generation serves: a reload keeps the old one if the new
 	// one does not load, which only loading it can tell.
 	if current == nil {
 		if lp := d.fromModule(ctx, wasm, hash, remote); lp != nil {
+			lp.skills = shippedSkills
 			return lp, nil
 		}
 	}
@@ -545,6 +561,7 @@ func (h *Host) loadPlugin(ctx context.Context, pc config.Plugin, current *loaded
 	lp := newLoadedPlugin(pc, hash, p)
 	lp.remote = remote
 	lp.reportUngrantedUI = h.reportUngrantedUI
+	lp.skills = shippedSkills
 	rec := &recorder{Plugin: p}
 	if err := lp.listFrom(ctx, h.logger, rec); err != nil {
 		_ = p.Close(context.WithoutCancel(ctx))
@@ -733,6 +750,7 @@ func (h *Host) Plugins() []PluginInfo {
 			}
 		}
 		remoteInfo(&infos[len(infos)-1], lp)
+		infos[len(infos)-1].Skills = c.skills.of(lp)
 	}
 	return infos
 }

@@ -18,7 +18,8 @@ import (
 // lockFile records what the user accepted of each plugin: a fingerprint of
 // every definition clients see — tools and prompts (name, title,
 // description, schemas, annotations, arguments), resources and resource
-// templates (URI, name, title, description, MIME type, annotations). A
+// templates (URI, name, title, description, MIME type, annotations), and
+// the skills a plugin ships (their front matter and every file's digest). A
 // plugin whose definitions later change — a "rug pull", or tool poisoning
 // slipped into an update — is caught on the next load: warned about, or
 // held out with on_change = "refuse" until `mcphost plugin accept NAME`.
@@ -39,6 +40,9 @@ type lockEntry struct {
 	Prompts   map[string]string `json:"prompts"`
 	Resources map[string]string `json:"resources"`
 	Templates map[string]string `json:"templates"`
+	// Skills are keyed by the URI of each skill's SKILL.md; nil in an
+	// entry written before skills were recorded.
+	Skills map[string]string `json:"skills"`
 }
 
 const lockVersion = 1
@@ -51,7 +55,7 @@ func fingerprint(v any) string {
 
 // fingerprints returns what clients would see of lp, fingerprinted.
 func fingerprints(lp *loadedPlugin) lockEntry {
-	e := lockEntry{Tools: map[string]string{}, Prompts: map[string]string{}, Resources: map[string]string{}, Templates: map[string]string{}}
+	e := lockEntry{Tools: map[string]string{}, Prompts: map[string]string{}, Resources: map[string]string{}, Templates: map[string]string{}, Skills: map[string]string{}}
 	for _, t := range lp.tools {
 		e.Tools[t.MCP.Name] = fingerprint(t.MCP)
 	}
@@ -63,6 +67,10 @@ func fingerprints(lp *loadedPlugin) lockEntry {
 	}
 	for _, t := range lp.templates {
 		e.Templates[t.URITemplate] = fingerprint(t)
+	}
+	for _, s := range lp.skills {
+		entry := skillEntryOf(lp, s)
+		e.Skills[entry.URI] = fingerprint(entry)
 	}
 	return e
 }
@@ -160,17 +168,21 @@ func (h *Host) vet(plugins []*loadedPlugin, path string) (held, []error) {
 				h.logger.Info("plugin recorded in the lock file", "plugin", lp.cfg.Name, "lock", path)
 				continue
 			}
-			// An entry from before resources and templates were recorded.
-			if accepted.Resources == nil || accepted.Templates == nil {
+			// An entry from before resources and templates, or skills,
+			// were recorded.
+			if accepted.Resources == nil || accepted.Templates == nil || accepted.Skills == nil {
 				if accepted.Resources == nil {
 					accepted.Resources = now.Resources
 				}
 				if accepted.Templates == nil {
 					accepted.Templates = now.Templates
 				}
+				if accepted.Skills == nil {
+					accepted.Skills = now.Skills
+				}
 				lock.Plugins[lp.cfg.Name] = accepted
 				dirty = true
-				h.logger.Info("plugin's resources and templates recorded in the lock file", "plugin", lp.cfg.Name, "lock", path)
+				h.logger.Info("plugin's resources, templates or skills recorded in the lock file", "plugin", lp.cfg.Name, "lock", path)
 			}
 		}
 		var changed []string
@@ -192,6 +204,7 @@ func (h *Host) vet(plugins []*loadedPlugin, path string) (held, []error) {
 			{"prompt", now.Prompts, accepted.Prompts},
 			{"resource", now.Resources, accepted.Resources},
 			{"template", now.Templates, accepted.Templates},
+			{"skill", now.Skills, accepted.Skills},
 		} {
 			for key, fp := range kind.now {
 				if kind.before[key] != fp {

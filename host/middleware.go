@@ -29,6 +29,7 @@ package host
 //	M5 enforceScopes   [server.auth]: lists filtered and items refused by the token's scopes
 //	M6 countInFlight   counts the request and ties it to its session's and the host's life
 //	M7 taskMethods     serves tasks/get, tasks/update, tasks/cancel; a tools/call the plugin runs as a task gets the task (tasks.go)
+//	M8 skillMethods    serves skills/list, skills/get, resources/directory/read (skills.go)
 //	   searchDispatch  through a search profile: go-sdk gets call_tool back, whose handler calls callTool with the inner request
 //	   go-sdk's multi-round-trip middleware (idle: see below), then its dispatch (tool input checked against the schema)
 //	   the handler (handlers.go): callTool, readResource, getPrompt, complete, subscribe;
@@ -103,7 +104,7 @@ func (h *Host) httpChain(mcpHandler http.Handler, listenAddr string, stateless b
 // p is the profile the server serves (nil: /mcp): resolve looks requests
 // up in its view, and observe labels them with its name.
 func (h *Host) mcpMiddleware(p *profile) []mcp.Middleware {
-	mw := []mcp.Middleware{h.traceRequests, revisionFields, h.resolve(p), h.observe(p), h.limitInFlight, h.enforceScopes, h.countInFlight, h.taskMethods}
+	mw := []mcp.Middleware{h.traceRequests, revisionFields, h.resolve(p), h.observe(p), h.limitInFlight, h.enforceScopes, h.countInFlight, h.taskMethods, h.skillMethods(p)}
 	if p != nil {
 		// Tool search's call_tool is the call of the tool it names, for
 		// every step between these two (search.go).
@@ -643,6 +644,9 @@ func (h *Host) enforceScopes(next mcp.MethodHandler) mcp.MethodHandler {
 		case *mcp.ListResourcesResult:
 			r.Resources = slices.DeleteFunc(r.Resources, func(rs *mcp.Resource) bool {
 				e, ok := c.resources[rs.URI]
+				if f := c.skills.file(rs.URI); f != nil {
+					e.plugin, ok = f.plugin, true
+				}
 				return ok && !auth.HasScopes(info, pluginScopes(e.plugin, ""))
 			})
 		case *mcp.ListResourceTemplatesResult:

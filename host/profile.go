@@ -159,6 +159,7 @@ func (c *catalog) view(p *config.Profile, logger hclog.Logger) *catalog {
 			v.prompts[name] = e
 		}
 	}
+	v.skills = c.skills.view(func(lp *loadedPlugin) bool { return whole[lp] })
 	// In config order, as in c; a reserved template keeps the URIs it
 	// matches from every profile, as from /mcp.
 	for _, e := range c.templateOrder {
@@ -185,7 +186,7 @@ func (h *Host) newServer(p *profile) (*mcp.Server, error) {
 			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
 			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
 			Completions: &mcp.CompletionCapabilities{},
-			Extensions:  map[string]any{tasksExtension: map[string]any{}, uiExtension: uiExtensionSettings},
+			Extensions:  map[string]any{tasksExtension: map[string]any{}, uiExtension: uiExtensionSettings, skillsExtension: skillsCapability},
 		},
 		CompletionHandler:  h.complete,
 		SubscribeHandler:   h.subscribeVia(p),
@@ -195,6 +196,9 @@ func (h *Host) newServer(p *profile) (*mcp.Server, error) {
 		},
 	})
 	if err := registerTaskMethods(server); err != nil {
+		return nil, err
+	}
+	if err := registerSkillMethods(server); err != nil {
 		return nil, err
 	}
 	server.AddReceivingMiddleware(h.mcpMiddleware(p)...) // the request path: middleware.go

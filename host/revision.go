@@ -18,6 +18,7 @@ const revisionCacheable = "2026-07-28"
 var cacheableMethods = map[string]bool{
 	"resources/read": true, "tools/list": true, "prompts/list": true,
 	"resources/list": true, "resources/templates/list": true,
+	methodSkillsList: true, methodSkillsGet: true,
 }
 
 // oldListTools is a tools/list result as the revisions before 2026-07-28

@@ -25,8 +25,8 @@ results=${MCPHOST_CONFORMANCE_RESULTS:-}
 # time against a stateless server (their wire). Every check must pass: a
 # failed check fails the step, and so does a SKIPPED one unless it is in
 # allowed_skips. The tasks extension (SEP-2663, host/tasks.go) is served by
-# plugins/everything's fixtures; the sep-2640-skills-* scenarios (skills
-# extension) are not served yet.
+# plugins/everything's fixtures; the skills extension (SEP-2640,
+# host/skills.go) by the skill plugins/everything ships (its skills/).
 extension_scenarios=(
 	tasks-lifecycle
 	tasks-capability-negotiation
@@ -38,6 +38,9 @@ extension_scenarios=(
 	tasks-status-notifications
 	tasks-required-task-error
 	tasks-mrtr-composition
+	sep-2640-skills-enumeration
+	sep-2640-skills-manifest
+	sep-2640-skills-directory
 )
 # Skipped checks that do not fail the step, as scenario:check-id, each with
 # the reason. Nothing else may be skipped.

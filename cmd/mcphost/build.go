@@ -110,12 +110,26 @@ func runBuild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("plugin build: %s/build.sh: %w", dir, err)
 		}
 		fmt.Fprintf(stdout, "built %s with its build.sh\n", dir)
-		return nil
+		if isRegular(target) {
+			err = buildSkills(abs, target, stdout)
+		} else if st, serr := os.Stat(filepath.Join(abs, "skills")); serr == nil && st.IsDir() {
+			err = fmt.Errorf("%s/build.sh wrote no %s to pack skills/ into", dir, target)
+		}
 	case buildGo:
-		return buildGoPlugin(ctx, abs, target, stdout, stderr)
+		err = buildGoPlugin(ctx, abs, target, stdout, stderr)
+		if err == nil {
+			err = buildSkills(abs, target, stdout)
+		}
 	default:
-		return buildJSPlugin(abs, target, stdout, stderr)
+		err = buildJSPlugin(abs, target, stdout, stderr)
+		if err == nil {
+			err = buildSkills(abs, target, stdout)
+		}
 	}
+	if err != nil && !strings.HasPrefix(err.Error(), "plugin build:") {
+		err = fmt.Errorf("plugin build: %w", err)
+	}
+	return err
 }
 
 // buildGoPlugin runs go build for wasip1 in dir.

@@ -40,6 +40,9 @@ type inspection struct {
 	// to reach; a source outside the grants it is inspected with (none)
 	// is also in Needs, with the grant it needs.
 	Apps []appReport `json:"apps,omitempty"`
+	// Skills are the URIs of the SKILL.md of each Agent Skill the module
+	// ships (ABI.md §19).
+	Skills []string `json:"skills,omitempty"`
 	// LeftOut lists what the plugin lists that serve would leave out, and
 	// why; Hostile is set when that is the whole plugin (it hides text or
 	// offers look-alike names). Either fails the inspection.
@@ -89,7 +92,8 @@ const pluginUsage = `Usage:
   mcphost plugin describe [--check] FILE.wasm            write what a plugin offers into its module, so hosts list it without compiling
   mcphost plugin warm [--config FILE]                    compile every plugin of a config into its cache_dir (for images that start warm)
   mcphost plugin new --lang LANG NAME [DIR]              scaffold a plugin that builds and loads as is (go, js, ts, c, rust, as, wat)
-  mcphost plugin build [-o FILE.wasm] [DIR]              build the plugin in DIR, whatever its language
+  mcphost plugin build [-o FILE.wasm] [DIR]              build the plugin in DIR, whatever its language (and pack DIR/skills)
+  mcphost plugin skills [--dir DIR] FILE.wasm            pack Agent Skills into a plugin's module (ABI.md §19)
   mcphost plugin accept [--config FILE] [NAME...]        accept plugins' changed tool definitions (lock file)
   mcphost plugin push [--asks-…] FILE.wasm oci://R/P:TAG  publish a plugin to a registry (with the grants it asks for)
   mcphost plugin sign --key KEY.pem oci://R/P:TAG        sign a plugin in a registry (Sigstore bundle, key-based)
@@ -102,7 +106,7 @@ mcphost plugin SUBCOMMAND --help describes a subcommand's flags.
 func runPlugin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, pluginUsage)
-		return &usageError{"plugin: expected a subcommand: inspect, test, describe, warm, new, build, accept, push, sign, pull, update"}
+		return &usageError{"plugin: expected a subcommand: inspect, test, describe, warm, new, build, skills, accept, push, sign, pull, update"}
 	}
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
@@ -120,6 +124,8 @@ func runPlugin(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return runNew(args[1:], stdout, stderr)
 	case "build":
 		return runBuild(ctx, args[1:], stdout, stderr)
+	case "skills":
+		return runSkills(args[1:], stdout, stderr)
 	case "accept":
 		return runAccept(ctx, args[1:], stdout, stderr)
 	case "push":
@@ -132,7 +138,7 @@ func runPlugin(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return runSign(ctx, args[1:], stdout, stderr)
 	default:
 		fmt.Fprint(stderr, pluginUsage)
-		return &usageError{fmt.Sprintf("plugin: unknown subcommand %q (expected inspect, test, describe, warm, new, build, accept, push, sign, pull, update)", args[0])}
+		return &usageError{fmt.Sprintf("plugin: unknown subcommand %q (expected inspect, test, describe, warm, new, build, skills, accept, push, sign, pull, update)", args[0])}
 	}
 }
 
@@ -247,6 +253,7 @@ func inspect(ctx context.Context, path string) (*inspection, error) {
 			in.Needs = append(in.Needs, "its app "+a.URI+" reaches "+u)
 		}
 	}
+	in.Skills = p.Skills
 	in.LeftOut, in.Hostile = leftOutItems(p), p.Hostile
 	in.Description = p.ShippedDescription
 	if in.Description == "" && p.Description != nil {
@@ -290,6 +297,7 @@ func printInspection(w io.Writer, in *inspection) {
 	for _, a := range in.Apps {
 		fmt.Fprintf(w, "  app      %s\n", describeApp(a))
 	}
+	list("skills", in.Skills)
 	list("exports", in.Exports)
 	list("imports", in.Imports)
 	if len(in.Needs) == 0 {

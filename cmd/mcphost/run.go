@@ -408,7 +408,7 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		for _, kind := range []struct {
 			name  string
 			items []string
-		}{{"tools", p.Tools}, {"resources", p.Resources}, {"templates", p.Templates}, {"prompts", p.Prompts}} {
+		}{{"tools", p.Tools}, {"resources", p.Resources}, {"templates", p.Templates}, {"prompts", p.Prompts}, {"skills", p.Skills}} {
 			if len(kind.items) > 0 {
 				fmt.Fprintf(stdout, "    %d %s: %s\n", len(kind.items), kind.name, strings.Join(kind.items, ", "))
 			}

@@ -86,6 +86,15 @@ func visibleText(s string) error {
 	if len(s) > maxTextBytes {
 		return fmt.Errorf("is %d bytes (at most %d)", len(s), maxTextBytes)
 	}
+	return VisibleText(s)
+}
+
+// VisibleText is visibleText without its length bound, for text of any
+// size a plugin ships (the files of its skills): it refuses a string that
+// is not UTF-8, or holds a character that renders as nothing or reorders
+// what is around it (see visibleText); such a character is hostile
+// (IsHostile).
+func VisibleText(s string) error {
 	if !utf8.ValidString(s) {
 		return fmt.Errorf("is not valid UTF-8")
 	}
@@ -93,6 +102,7 @@ func visibleText(s string) error {
 	for i, r := range s {
 		hidden := false
 		switch {
+		case r >= ' ' && r < 0x7f: // printable ASCII, most of any text: no table lookups
 		case r == '\t' || r == '\n' || r == '\r':
 		case unicode.IsControl(r), unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point):
 			hidden = true

@@ -764,17 +764,24 @@ const shippedDescription = "mcphost.description"
 // engine compiles to the same code.
 const jsSource = "mcphost.js"
 
+// skillsSection is the name of the custom section that holds the Agent
+// Skills a plugin ships (skills.SectionName): the host reads them from the
+// module file, so they need not be compiled, and a new skill leaves the
+// compiled code (and its cache entry) as it was.
+const skillsSection = "mcphost.skills"
+
 // rewriteCustom drops DWARF sections, whose code offsets the rewrite
 // invalidates (a stack trace would point at the wrong lines), and the
 // plugin's shipped description (package shipped: the host reads it from
 // the module as given, and the code compiled need not change with it) and
-// a JavaScript plugin's source (package jsplugin, read likewise), and
-// moves the function indices of the name section. A name section it
+// a JavaScript plugin's source (package jsplugin, read likewise) and the
+// Agent Skills a plugin ships (package skills, likewise), and moves the
+// function indices of the name section. A name section it
 // cannot read is dropped: names only decorate stack traces.
 func (m *module) rewriteCustom(b []byte) []byte {
 	r := newReader(b)
 	name := r.Name()
-	if r.Err != nil || bytes.HasPrefix(name, []byte(".debug_")) || string(name) == shippedDescription || string(name) == jsSource {
+	if r.Err != nil || bytes.HasPrefix(name, []byte(".debug_")) || string(name) == shippedDescription || string(name) == jsSource || string(name) == skillsSection {
 		return nil
 	}
 	if string(name) != "name" {

@@ -435,14 +435,18 @@ func BenchmarkInstrument(b *testing.B) {
 
 // TestDebugSectionsAreDropped checks what ABI.md promises of custom
 // sections: DWARF (.debug_*), whose code offsets the rewrite moves, is
-// dropped; others are kept.
+// dropped, and so are the sections the host reads from the module as
+// given (mcphost.description, mcphost.js, mcphost.skills); others are kept.
 func TestDebugSectionsAreDropped(t *testing.T) {
 	b := cat(semanticsModule(),
 		sec(secCustom, cat(str(".debug_info"), []byte{1, 2, 3})),
+		sec(secCustom, cat(str("mcphost.skills"), []byte("{}"))),
 		sec(secCustom, cat(str("producers"), []byte{0})))
 	out := mustInstrument(t, b)
-	if bytes.Contains(out, []byte(".debug_info")) {
-		t.Error("the .debug_info section was kept")
+	for _, dropped := range []string{".debug_info", "mcphost.skills"} {
+		if bytes.Contains(out, []byte(dropped)) {
+			t.Errorf("the %s section was kept", dropped)
+		}
 	}
 	for _, kept := range []string{"producers", "name"} {
 		if !bytes.Contains(out, []byte(kept)) {
