@@ -31,7 +31,7 @@ func (p *Plugin) interpretFirst() bool {
 // rewrite) in wazero's interpreter, over a compilation cache of its own:
 // nothing of it is shared, kept or written to disk.
 func (p *Plugin) interpretActivation(ctx context.Context, wasm []byte) (*activation, error) {
-	src := &p.source
+	src := p.source.settings()
 	manifest := extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: wasm}}, Config: src.config}
 	compiled, err := compile(ctx, p.compileTimeout, manifest, extism.PluginConfig{
 		RuntimeConfig:             src.interpreter,

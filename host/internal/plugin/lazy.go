@@ -43,6 +43,24 @@ type compileSource struct {
 	key         codeKey // the module's digest, interrupts and cache directory
 }
 
+// compileSettings is what an activation compiles with, read under mu: a
+// plugin made from a description sets these (useSource) at each of its
+// activations, which a background compile can run beside.
+type compileSettings struct {
+	config      map[string]string
+	runtime     wazero.RuntimeConfig
+	interpreter wazero.RuntimeConfig
+	hostFuncs   []extism.HostFunction
+	key         codeKey
+}
+
+// settings returns a copy of what s compiles with.
+func (s *compileSource) settings() compileSettings {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return compileSettings{config: s.config, runtime: s.runtime, interpreter: s.interpreter, hostFuncs: s.hostFuncs, key: s.key}
+}
+
 // activation is one compiled module and the instances made of it; its
 // machine code is shared with the other plugins of the same digest
 // (shared.go).
@@ -160,7 +178,7 @@ func (p *Plugin) deflateSource() bool {
 // the compilation cache it shares with the plugins of the same digest, and
 // makes an empty pool for it.
 func (p *Plugin) compileActivation(ctx context.Context, wasm []byte) (*activation, error) {
-	src := &p.source // its fields but wasm never change after Load
+	src := p.source.settings()
 	if src.key.cacheDir != "" {
 		sweepCompiled(filepath.Join(src.key.cacheDir, string(src.key.interrupts)), p.logger)
 	}
