@@ -34,8 +34,8 @@ endif
 # (apt-get, npm) when it can; when it cannot it exits 3 after printing
 # "skipped <lang>: <why>", and that plugin keeps its committed .wasm.
 # A Go plugin with a skills/ directory ships its Agent Skills (`mcphost
-# plugin skills`, abi/ABI.md §18). Each plugin under plugins/ then ships its description (`mcphost plugin
-# describe`, docs/config.md): a host with an empty cache lists it without
+# plugin skills`, abi/ABI.md §19). Each plugin under plugins/ then ships
+# its description (`mcphost plugin describe`, docs/config.md): a host with an empty cache lists it without
 # compiling it. (testdata/ plugins stay as built: tests describe their own.)
 plugins: build
 	@for d in $(GO_PLUGINS); do \
