@@ -395,3 +395,26 @@ func TestAuthToolScopesRefusedBeforeGoSDK(t *testing.T) {
 		t.Errorf("echo after the refusals = %q", text)
 	}
 }
+
+// TestResultsUnderAuthAreCachedPrivately: with [server.auth] a list
+// depends on the token's scopes, so a 2026-07-28 client is told to cache
+// it privately (cacheScope "private", SEP-2549), never "public", which
+// would let a cache shared between users hand one user's list to another.
+func TestResultsUnderAuthAreCachedPrivately(t *testing.T) {
+	f := newAuthFixture(t, "stateless = true")
+	wire := &wireRecorder{}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "wire", Version: "1"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: f.endpoint, HTTPClient: &http.Client{Transport: bearer{f.tokenOf(t, "alice", "mcp"), wire}}},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	wire.take()
+	if _, err := cs.ListTools(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if raw := wire.take(); !strings.Contains(raw, `"cacheScope":"private"`) {
+		t.Errorf("tools/list under auth is not cached privately:\n%.400s", raw)
+	}
+}

@@ -193,6 +193,7 @@ func (h *Host) newServer(p *profile) (*mcp.Server, error) {
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
 			c.TTLMs = int(s.ListTTL.Milliseconds())
+			c.CacheScope = h.cacheScope()
 		},
 	})
 	if err := registerTaskMethods(server); err != nil {

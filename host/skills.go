@@ -320,6 +320,17 @@ type directoryResult struct {
 	NextCursor string          `json:"nextCursor,omitempty"`
 }
 
+// cacheScope is the cacheScope (SEP-2549) of the host's cacheable results:
+// "private" when [server.auth] filters them by the token's scopes (a cache
+// shared between users could otherwise hand one user's list to another
+// whose token reaches less), "public" otherwise.
+func (h *Host) cacheScope() string {
+	if h.auth != nil {
+		return "private"
+	}
+	return "public"
+}
+
 // registerSkillMethods makes go-sdk accept the extension's methods; the
 // host's skillMethods middleware answers them.
 func registerSkillMethods(s *mcp.Server) error {
@@ -374,7 +385,7 @@ func (h *Host) skillMethods(p *profile) mcp.Middleware {
 				if page == nil {
 					page = []skillEntry{}
 				}
-				return &listSkillsResult{ResultType: "complete", Skills: page, NextCursor: next, TTLMs: ttl, CacheScope: "public"}, nil
+				return &listSkillsResult{ResultType: "complete", Skills: page, NextCursor: next, TTLMs: ttl, CacheScope: h.cacheScope()}, nil
 			case methodSkillsGet:
 				s := x.byURI[params.URI]
 				if s == nil {
@@ -383,7 +394,7 @@ func (h *Host) skillMethods(p *profile) mcp.Middleware {
 				if !reaches(s.plugin) {
 					return nil, scopeError("skill", params.URI, pluginScopes(s.plugin, ""))
 				}
-				return &getSkillResult{ResultType: "complete", Skill: s.entry, TTLMs: ttl, CacheScope: "public"}, nil
+				return &getSkillResult{ResultType: "complete", Skill: s.entry, TTLMs: ttl, CacheScope: h.cacheScope()}, nil
 			default: // resources/directory/read
 				d := x.dirs[params.URI]
 				if d == nil {
