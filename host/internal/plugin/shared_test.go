@@ -66,6 +66,27 @@ func executableBytes(t *testing.T) int64 {
 	return total
 }
 
+// settledExecutableBytes is executableBytes once earlier tests' machine
+// code is gone: wazero unmaps a compiled module from a finalizer, which
+// runs after a GC on the finalizer goroutine, so an unmapping could
+// otherwise land inside the measurement and hide the code it measures.
+// It waits for two equal readings 50 ms apart, at most 2 s.
+func settledExecutableBytes(t *testing.T) int64 {
+	t.Helper()
+	runtime.GC()
+	last := executableBytes(t)
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		runtime.GC()
+		now := executableBytes(t)
+		if now == last {
+			return now
+		}
+		last = now
+	}
+	return last
+}
+
 // TestPluginsOfOneModuleShareCompiledCode: four plugins of one file are
 // compiled once (one load of code, one copy of the machine code mapped),
 // yet each sees its own config, and a trap in one leaves the others (and
@@ -73,8 +94,7 @@ func executableBytes(t *testing.T) int64 {
 func TestPluginsOfOneModuleShareCompiledCode(t *testing.T) {
 	codes := NewCodeCache(0)
 	hello := helloWasm(t)
-	runtime.GC()
-	before := executableBytes(t)
+	before := settledExecutableBytes(t)
 	first := loadShared(t, codes, "hello0", hello, map[string]string{"greeting": "Greeting 0"})
 	one := executableBytes(t) - before
 	plugins := []*Plugin{first}
