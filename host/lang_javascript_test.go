@@ -204,17 +204,8 @@ timeout = "10s"
 		{"h_never", "never settled"},
 	} {
 		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: c.tool, Arguments: map[string]any{}})
-		var msg string
-		switch {
-		case err != nil:
-			msg = err.Error()
-		case res.IsError:
-			for _, content := range res.Content {
-				if tc, ok := content.(*mcp.TextContent); ok {
-					msg += tc.Text
-				}
-			}
-		default:
+		msg, failed := failureText(res, err)
+		if !failed {
 			t.Errorf("%s succeeded: %+v", c.tool, res)
 			continue
 		}
@@ -846,17 +837,8 @@ timeout = "60s"
 		}
 		start := time.Now()
 		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: c.tool, Arguments: args})
-		var msg string
-		switch {
-		case err != nil:
-			msg = err.Error()
-		case res.IsError:
-			for _, content := range res.Content {
-				if tc, ok := content.(*mcp.TextContent); ok {
-					msg += tc.Text
-				}
-			}
-		default:
+		msg, failed := failureText(res, err)
+		if !failed {
 			t.Errorf("%s succeeded: %+v", c.tool, res)
 			continue
 		}
@@ -894,4 +876,21 @@ timeout = "60s"
 	if res, text := callText(t, cs, "leaked", map[string]any{}); res.IsError || text != "undefined" {
 		t.Errorf("leaked = %q (isError %v), want undefined: the timers of an ended call must not fire", text, res.IsError)
 	}
+}
+
+// failureText is how a call failed: the JSON-RPC error's message, or the
+// text of a tool error; failed is false for a call that succeeded.
+func failureText(res *mcp.CallToolResult, err error) (msg string, failed bool) {
+	if err != nil {
+		return err.Error(), true
+	}
+	if !res.IsError {
+		return "", false
+	}
+	for _, content := range res.Content {
+		if tc, ok := content.(*mcp.TextContent); ok {
+			msg += tc.Text
+		}
+	}
+	return msg, true
 }
